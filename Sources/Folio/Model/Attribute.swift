@@ -1,0 +1,60 @@
+import Foundation
+import GRDB
+
+/// One stored property of a ``Record``: a writable key path mapped to a column.
+// @unchecked Sendable: the stored key path is an immutable value, and the two closures
+// capture only that key path; none of them holds mutable state.
+public struct Attribute<Root: Record>: @unchecked Sendable {
+    /// The column name.
+    public let column: String
+    /// How the value is stored.
+    public let type: AttributeType
+    /// Whether the column accepts `NULL`.
+    public let isOptional: Bool
+    /// Whether Folio creates an index on the column (do so for sort and section keys).
+    public let isIndexed: Bool
+    /// Whether the column is unique (the key of ``Transaction/upsert(_:onConflict:)``).
+    public let isUnique: Bool
+    /// The key path of the property.
+    public let keyPath: PartialKeyPath<Root>
+    let encode: (Root) -> DatabaseValue
+    let decode: (inout Root, DatabaseValue) throws -> Void
+
+    /// Declares an attribute.
+    ///
+    /// - Parameters:
+    ///   - keyPath: a stored property of the record.
+    ///   - column: the column name; by default the property's name.
+    ///   - indexed: create an index on the column.
+    ///   - unique: create a unique index on the column.
+    public init<Value: AttributeValue>(
+        _ keyPath: WritableKeyPath<Root, Value>,
+        column: String? = nil,
+        indexed: Bool = false,
+        unique: Bool = false
+    ) {
+        let name = column ?? Attribute.propertyName(of: keyPath)
+        self.column = name
+        self.type = Value.attributeType
+        self.isOptional = Value.isOptional
+        self.isIndexed = indexed || unique
+        self.isUnique = unique
+        self.keyPath = keyPath
+        self.encode = { $0[keyPath: keyPath].storedValue }
+        self.decode = { record, stored in
+            record[keyPath: keyPath] = try Value.decode(stored: stored, column: name)
+        }
+    }
+
+    /// `\Article.title` → `title`; anything not a plain property gives a name that
+    /// fails schema validation, so the store reports it.
+    static func propertyName(of keyPath: AnyKeyPath) -> String {
+        let text = String(describing: keyPath)
+        guard let dot = text.firstIndex(of: ".") else { return text }
+        return String(text[text.index(after: dot)...])
+    }
+
+    var schema: ColumnSchema {
+        ColumnSchema(name: column, type: type, isOptional: isOptional, isIndexed: isIndexed, isUnique: isUnique)
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import GRDB
+
+/// How an attribute is stored in SQLite.
+public enum AttributeType: String, Sendable, Hashable, Codable {
+    case integer, double, bool, string, date, data, uuid
+
+    /// The SQLite column type.
+    var sqlType: String {
+        switch self {
+        case .integer, .bool: "INTEGER"
+        case .double, .date: "REAL"
+        case .string: "TEXT"
+        case .data, .uuid: "BLOB"
+        }
+    }
+}
+
+/// A Swift value that can be stored in an attribute: `Int`, `Int64`, `Double`, `Bool`,
+/// `String`, `Date`, `Data`, `UUID`, and optionals of those.
+///
+/// Dates are stored as seconds since 1970 (a `REAL`), so they sort and compare in SQL;
+/// UUIDs as their 16 bytes.
+public protocol AttributeValue: Sendable {
+    /// The storage of the attribute.
+    static var attributeType: AttributeType { get }
+    /// Whether `nil` is a valid value.
+    static var isOptional: Bool { get }
+    /// The value as stored in SQLite.
+    var storedValue: DatabaseValue { get }
+    /// Decodes a stored value; throws ``FolioError/decoding(entity:column:reason:)`` on a mismatch.
+    static func decode(stored: DatabaseValue, column: String) throws -> Self
+}
+
+extension AttributeValue {
+    public static var isOptional: Bool { false }
+}
+
+private func mismatch(_ stored: DatabaseValue, _ column: String, _ expected: String) -> FolioError {
+    FolioError.decoding(column: column, reason: "expected \(expected), found \(stored)")
+}
+
+extension Int: AttributeValue {
+    public static var attributeType: AttributeType { .integer }
+    public var storedValue: DatabaseValue { Int64(self).databaseValue }
+    public static func decode(stored: DatabaseValue, column: String) throws -> Int {
+        guard case .int64(let v) = stored.storage else { throw mismatch(stored, column, "an integer") }
+        return Int(v)
+    }
+}
+
+extension Int64: AttributeValue {
+    public static var attributeType: AttributeType { .integer }
+    public var storedValue: DatabaseValue { databaseValue }
+    public static func decode(stored: DatabaseValue, column: String) throws -> Int64 {
+        guard case .int64(let v) = stored.storage else { throw mismatch(stored, column, "an integer") }
+        return v
+    }
+}
+
+extension Double: AttributeValue {
+    public static var attributeType: AttributeType { .double }
+    public var storedValue: DatabaseValue { databaseValue }
+    public static func decode(stored: DatabaseValue, column: String) throws -> Double {
+        switch stored.storage {
+        case .double(let v): return v
+        case .int64(let v): return Double(v)
+        case .null: return .nan // SQLite stores NaN as NULL
+        default: throw mismatch(stored, column, "a number")
+        }
+    }
+}
+
+extension Bool: AttributeValue {
+    public static var attributeType: AttributeType { .bool }
+    public var storedValue: DatabaseValue { (self ? 1 : 0 as Int64).databaseValue }
+    public static func decode(stored: DatabaseValue, column: String) throws -> Bool {
+        guard case .int64(let v) = stored.storage else { throw mismatch(stored, column, "a boolean") }
+        return v != 0
+    }
+}
+
+extension String: AttributeValue {
+    public static var attributeType: AttributeType { .string }
+    public var storedValue: DatabaseValue { databaseValue }
+    public static func decode(stored: DatabaseValue, column: String) throws -> String {
+        guard case .string(let v) = stored.storage else { throw mismatch(stored, column, "text") }
+        return v
+    }
+}
+
+extension Date: AttributeValue {
+    public static var attributeType: AttributeType { .date }
+    public var storedValue: DatabaseValue { timeIntervalSince1970.databaseValue }
+    public static func decode(stored: DatabaseValue, column: String) throws -> Date {
+        switch stored.storage {
+        case .double(let v): return Date(timeIntervalSince1970: v)
+        case .int64(let v): return Date(timeIntervalSince1970: Double(v))
+        case .null: return Date(timeIntervalSince1970: .nan)
+        default: throw mismatch(stored, column, "a date (seconds since 1970)")
+        }
+    }
+}
+
+extension Data: AttributeValue {
+    public static var attributeType: AttributeType { .data }
+    public var storedValue: DatabaseValue { databaseValue }
+    public static func decode(stored: DatabaseValue, column: String) throws -> Data {
+        guard case .blob(let v) = stored.storage else { throw mismatch(stored, column, "a blob") }
+        return v
+    }
+}
+
+extension UUID: AttributeValue {
+    public static var attributeType: AttributeType { .uuid }
+    public var storedValue: DatabaseValue {
+        withUnsafeBytes(of: uuid) { Data($0) }.databaseValue
+    }
+    public static func decode(stored: DatabaseValue, column: String) throws -> UUID {
+        guard case .blob(let v) = stored.storage, v.count == 16 else {
+            throw mismatch(stored, column, "a 16-byte UUID")
+        }
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &bytes) { $0.copyBytes(from: v) }
+        return UUID(uuid: bytes)
+    }
+}
+
+extension Optional: AttributeValue where Wrapped: AttributeValue {
+    public static var attributeType: AttributeType { Wrapped.attributeType }
+    public static var isOptional: Bool { true }
+    public var storedValue: DatabaseValue { self?.storedValue ?? .null }
+    public static func decode(stored: DatabaseValue, column: String) throws -> Wrapped? {
+        if stored.isNull { return nil }
+        return try Wrapped.decode(stored: stored, column: column)
+    }
+}
+
+/// Converts any Swift value met in a predicate into its stored form.
+func storedValue(of value: Any) -> DatabaseValue? {
+    if let v = value as? any AttributeValue { return v.storedValue }
+    if let v = value as? RecordID { return v.rawValue.databaseValue }
+    // Optional<T> where T is not AttributeValue-conditional at runtime
+    let mirror = Mirror(reflecting: value)
+    if mirror.displayStyle == .optional {
+        guard let child = mirror.children.first else { return .null }
+        return storedValue(of: child.value)
+    }
+    return nil
+}

@@ -1,0 +1,96 @@
+import Foundation
+import GRDB
+
+/// The description of a record type: its table and attributes.
+///
+/// The ``versionHash`` is computed from this description alone, so it is stable across
+/// launches and changes whenever the schema does; persistent section caches are
+/// validated against it.
+public struct Entity<Root: Record>: Sendable {
+    /// The table name.
+    public let name: String
+    /// The attributes, in column order.
+    public let attributes: [Attribute<Root>]
+
+    /// Declares an entity.
+    public init(_ name: String, _ attributes: [Attribute<Root>]) {
+        self.name = name
+        self.attributes = attributes
+    }
+
+    /// The schema, as the store checks it.
+    public var schema: EntitySchema {
+        EntitySchema(name: name, columns: attributes.map(\.schema))
+    }
+
+    /// A stable hash of the schema (FNV-1a, 64 bits, hexadecimal).
+    public var versionHash: String { schema.versionHash }
+
+    func attribute(for keyPath: AnyKeyPath) -> Attribute<Root>? {
+        attributes.first { $0.keyPath == keyPath }
+    }
+
+    /// Column name for a key path, `id` for `\.id`.
+    func column(for keyPath: AnyKeyPath) throws -> String {
+        if keyPath == \Root.id { return "id" }
+        if let attribute = attribute(for: keyPath) { return attribute.column }
+        throw FolioError.unknownKeyPath(entity: name, keyPath: String(describing: keyPath))
+    }
+
+    /// Decodes a record from a row laid out as `id, attributes…`.
+    func decode(_ row: Row) throws -> Root {
+        var record = Root()
+        record.id = RecordID(row[0] as Int64)
+        for (index, attribute) in attributes.enumerated() {
+            try attribute.decode(&record, row[index + 1] as DatabaseValue)
+        }
+        return record
+    }
+
+    /// The stored values of a record, in attribute order.
+    func encode(_ record: Root) -> [DatabaseValue] {
+        attributes.map { $0.encode(record) }
+    }
+}
+
+/// A column as Folio declares it.
+public struct ColumnSchema: Sendable, Hashable, Codable {
+    public var name: String
+    public var type: AttributeType
+    public var isOptional: Bool
+    public var isIndexed: Bool
+    public var isUnique: Bool
+}
+
+/// A table as Folio declares it.
+public struct EntitySchema: Sendable, Hashable, Codable {
+    public var name: String
+    public var columns: [ColumnSchema]
+
+    /// The canonical text the version hash is computed from.
+    var canonicalText: String {
+        var text = "folio-entity-1;\(name)"
+        for c in columns {
+            text += ";\(c.name):\(c.type.rawValue):\(c.isOptional ? "?" : "!"):\(c.isIndexed ? "i" : "-"):\(c.isUnique ? "u" : "-")"
+        }
+        return text
+    }
+
+    public var versionHash: String { fnv1a64Hex(canonicalText) }
+}
+
+/// FNV-1a, 64 bits: stable across processes, unlike `Hasher`.
+func fnv1a64(_ bytes: some Sequence<UInt8>, seed: UInt64 = 0xcbf2_9ce4_8422_2325) -> UInt64 {
+    var hash = seed
+    for byte in bytes {
+        hash ^= UInt64(byte)
+        hash &*= 0x100_0000_01b3
+    }
+    return hash
+}
+
+func fnv1a64Hex(_ text: String) -> String {
+    let value = fnv1a64(text.utf8)
+    let hex = String(value, radix: 16)
+    return String(repeating: "0", count: 16 - hex.count) + hex
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// What to fetch: a predicate, an order, a window and a batch size.
+///
+/// ```swift
+/// var request = FetchRequest<Article>(
+///     predicate: #Predicate { $0.score > 10 },
+///     sortBy: [SortDescriptor(\.published, order: .reverse)])
+/// request.batchSize = 50
+/// let results = try store.fetch(request)
+/// ```
+///
+/// Sorting is total and stable: Folio appends the rowid to the sort, so ties in the
+/// sort keys always come back in the same order. Strings sort by their UTF-8 bytes
+/// (SQLite's `BINARY` collation).
+public struct FetchRequest<R: Record>: Sendable {
+    /// Which records; `nil` for all. Translated to SQL; a part Folio cannot translate
+    /// throws ``FolioError/unsupportedPredicate(expression:reason:)`` when the request is used.
+    public var predicate: Predicate<R>?
+    /// The order. Required by ``FetchedResultsController``; a plain fetch without one
+    /// orders by rowid.
+    public var sortBy: [SortDescriptor<R>]
+    /// At most this many results (`nil`: no limit). Holds after live changes.
+    public var limit: Int?
+    /// Skip this many results first.
+    public var offset: Int?
+    /// Records are loaded in batches of this size as they are accessed; `0` loads every
+    /// record at once when fetched, as Core Data does.
+    public var batchSize: Int
+    /// How many loaded batches ``FetchedResults`` keeps (least recently used dropped).
+    public var maxBatchesInMemory: Int
+    /// An estimate of the number of results, honoured by background fetches as
+    /// `NSAsynchronousFetchRequest` does; `nil` lets Folio count exactly.
+    public var estimatedResultCount: Int?
+
+    /// Creates a fetch request.
+    public init(
+        predicate: Predicate<R>? = nil,
+        sortBy: [SortDescriptor<R>] = [],
+        limit: Int? = nil,
+        offset: Int? = nil,
+        batchSize: Int = 0
+    ) {
+        self.predicate = predicate
+        self.sortBy = sortBy
+        self.limit = limit
+        self.offset = offset
+        self.batchSize = batchSize
+        self.maxBatchesInMemory = 8
+        self.estimatedResultCount = nil
+    }
+}
+
+/// One `ORDER BY` term.
+struct OrderTerm: Sendable, Hashable {
+    var column: String
+    var type: AttributeType?
+    var descending: Bool
+}
+
+/// A fetch request checked against its entity and translated to SQL fragments.
+struct CompiledQuery: Sendable, Hashable {
+    var table: String
+    var columns: [String]
+    var filter: SQLFragment?
+    /// The sort, ending with the rowid so that the order is total.
+    var order: [OrderTerm]
+    var limit: Int?
+    var offset: Int?
+
+    var isWindowed: Bool { limit != nil || (offset ?? 0) > 0 }
+
+    /// Everything that decides the results, for cache validation.
+    var fingerprint: String {
+        var text = "table=\(table);filter=\(filter?.fingerprint ?? "-");order="
+        text += order.map { "\($0.column) \($0.descending ? "DESC" : "ASC")" }.joined(separator: ",")
+        text += ";limit=\(limit.map(String.init) ?? "-");offset=\(offset.map(String.init) ?? "-")"
+        return text
+    }
+}
+
+extension FetchRequest {
+    /// Validates and translates the request.
+    func compile(requireSort: Bool = false) throws -> CompiledQuery {
+        let entity = R.entity
+        if requireSort && sortBy.isEmpty { throw FolioError.missingSortDescriptor(entity: entity.name) }
+        if let limit, limit < 0 { throw FolioError.invalidArgument("limit must not be negative (\(limit))") }
+        if let offset, offset < 0 { throw FolioError.invalidArgument("offset must not be negative (\(offset))") }
+        if batchSize < 0 { throw FolioError.invalidArgument("batchSize must not be negative (\(batchSize))") }
+        if maxBatchesInMemory < 1 { throw FolioError.invalidArgument("maxBatchesInMemory must be at least 1") }
+        var order: [OrderTerm] = []
+        for descriptor in sortBy {
+            guard let keyPath = descriptor.keyPath else {
+                throw FolioError.unsupportedSortDescriptor(entity: entity.name, description: "\(descriptor)")
+            }
+            let column = try entity.column(for: keyPath)
+            let type = entity.attribute(for: keyPath)?.type
+            order.append(OrderTerm(column: column, type: type, descending: descriptor.order == .reverse))
+        }
+        if order.last?.column != "id" {
+            // Ties are broken by rowid, in the direction of the last key.
+            order.append(OrderTerm(column: "id", type: .integer, descending: order.last?.descending ?? false))
+        }
+        let filter = try predicate.map { try PredicateTranslator(entity: entity).translate($0) }
+        return CompiledQuery(
+            table: entity.name, columns: entity.attributes.map(\.column),
+            filter: filter, order: order, limit: limit, offset: offset)
+    }
+}

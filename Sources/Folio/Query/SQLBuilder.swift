@@ -1,0 +1,208 @@
+import Foundation
+import GRDB
+
+/// The one place where Folio writes SQL text.
+///
+/// Identifiers come only from entities that ``Store`` validated (``validateIdentifier(_:entity:)``),
+/// and are always quoted; every value is a bound argument.
+enum SQLBuilder {
+    static let metadataTable = "folio_entities"
+
+    /// `name` → `"name"`. Callers pass validated identifiers only.
+    static func quote(_ identifier: String) -> String { "\"\(identifier)\"" }
+
+    static func validateIdentifier(_ name: String, entity: String) throws {
+        guard let first = name.unicodeScalars.first, name.utf8.count <= 64,
+              first == "_" || (first.isASCII && first.properties.isAlphabetic),
+              name.unicodeScalars.allSatisfy({ $0 == "_" || ($0.isASCII && $0.properties.isAlphabetic) || ("0"..."9").contains($0) })
+        else {
+            throw FolioError.invalidSchema(
+                entity: entity, reason: "'\(name)' is not a valid identifier (letters, digits and _, starting with a letter or _, at most 64 bytes)")
+        }
+        let lower = name.lowercased()
+        if lower.hasPrefix("sqlite_") || lower.hasPrefix("folio_") {
+            throw FolioError.invalidSchema(entity: entity, reason: "'\(name)' uses a reserved prefix (sqlite_ or folio_)")
+        }
+    }
+
+    // MARK: Schema
+
+    static func createMetadata() -> String {
+        "CREATE TABLE IF NOT EXISTS \(metadataTable) (name TEXT PRIMARY KEY NOT NULL, version_hash TEXT NOT NULL, schema TEXT NOT NULL, change_token INTEGER NOT NULL DEFAULT 0)"
+    }
+
+    static func createTable(_ schema: EntitySchema) -> [String] {
+        let table = quote(schema.name)
+        var columns = ["\(quote("id")) INTEGER PRIMARY KEY"]
+        for c in schema.columns {
+            columns.append("\(quote(c.name)) \(c.type.sqlType)\(c.isOptional ? "" : " NOT NULL")")
+        }
+        var statements = ["CREATE TABLE \(table) (\(columns.joined(separator: ", ")))"]
+        for c in schema.columns where c.isIndexed {
+            statements.append(
+                "CREATE \(c.isUnique ? "UNIQUE " : "")INDEX \(quote(indexName(schema.name, c.name))) ON \(table)(\(quote(c.name)))")
+        }
+        for (event, name) in [("INSERT", "ins"), ("UPDATE", "upd"), ("DELETE", "del")] {
+            statements.append("""
+                CREATE TRIGGER IF NOT EXISTS \(quote("folio_\(schema.name)_\(name)")) AFTER \(event) ON \(table) \
+                BEGIN UPDATE \(metadataTable) SET change_token = change_token + 1 WHERE name = '\(schema.name)'; END
+                """)
+        }
+        return statements
+    }
+
+    static func indexName(_ table: String, _ column: String) -> String { "\(table)_\(column)_index" }
+
+    static let tableInfo = "SELECT name, type, \"notnull\", pk FROM pragma_table_info(?)"
+    static let indexList = "SELECT name, \"unique\" FROM pragma_index_list(?)"
+    static let indexInfo = "SELECT name FROM pragma_index_info(?)"
+    static let readMetadata = "SELECT version_hash, schema FROM \(metadataTable) WHERE name = ?"
+    static let writeMetadata =
+        "INSERT INTO \(metadataTable) (name, version_hash, schema, change_token) VALUES (?, ?, ?, 0) ON CONFLICT(name) DO UPDATE SET version_hash = excluded.version_hash, schema = excluded.schema"
+    static let changeToken = "SELECT change_token FROM \(metadataTable) WHERE name = ?"
+
+    // MARK: Reads
+
+    static func whereClause(_ q: CompiledQuery, extra: String? = nil) -> (String, [DatabaseValue]) {
+        var parts: [String] = []
+        var args: [DatabaseValue] = []
+        if let extra { parts.append(extra) }
+        if let filter = q.filter { parts.append(filter.sql); args += filter.arguments }
+        return parts.isEmpty ? ("", []) : (" WHERE " + parts.joined(separator: " AND "), args)
+    }
+
+    static func orderBy(_ q: CompiledQuery) -> String {
+        " ORDER BY " + q.order.map { quote($0.column) + ($0.descending ? " DESC" : "") }.joined(separator: ", ")
+    }
+
+    static func window(_ q: CompiledQuery) -> (String, [DatabaseValue]) {
+        switch (q.limit, q.offset) {
+        case (nil, nil), (nil, 0?): return ("", [])
+        case (let limit, let offset):
+            return (" LIMIT ? OFFSET ?", [Int64(limit ?? -1).databaseValue, Int64(offset ?? 0).databaseValue])
+        }
+    }
+
+    static func recordColumns(_ q: CompiledQuery) -> String {
+        ([quote("id")] + q.columns.map(quote)).joined(separator: ", ")
+    }
+
+    /// The identifiers in order, optionally with a section value: the scan behind every batched fetch.
+    static func identifiers(_ q: CompiledQuery, section: SQLFragment? = nil, windowed: Bool = true) -> SQLFragment {
+        let (whereSQL, whereArgs) = whereClause(q)
+        let (windowSQL, windowArgs) = windowed ? window(q) : ("", [])
+        let select = section.map { "\(quote("id")), \($0.sql)" } ?? quote("id")
+        return SQLFragment(
+            "SELECT \(select) FROM \(quote(q.table))\(whereSQL)\(orderBy(q))\(windowSQL)",
+            (section?.arguments ?? []) + whereArgs + windowArgs)
+    }
+
+    /// Whole records in order (fetches without a batch size).
+    static func records(_ q: CompiledQuery) -> SQLFragment {
+        let (whereSQL, whereArgs) = whereClause(q)
+        let (windowSQL, windowArgs) = window(q)
+        return SQLFragment(
+            "SELECT \(recordColumns(q)) FROM \(quote(q.table))\(whereSQL)\(orderBy(q))\(windowSQL)",
+            whereArgs + windowArgs)
+    }
+
+    static func count(_ q: CompiledQuery) -> SQLFragment {
+        let (whereSQL, whereArgs) = whereClause(q)
+        if q.isWindowed {
+            let (windowSQL, windowArgs) = window(q)
+            return SQLFragment(
+                "SELECT COUNT(*) FROM (SELECT \(quote("id")) FROM \(quote(q.table))\(whereSQL)\(windowSQL))",
+                whereArgs + windowArgs)
+        }
+        return SQLFragment("SELECT COUNT(*) FROM \(quote(q.table))\(whereSQL)", whereArgs)
+    }
+
+    /// One batch: the identifiers travel as one bound JSON array, so the statement text
+    /// is the same whatever the batch size, and is prepared once.
+    static func batch(table: String, columns: [String]) -> String {
+        let list = ([quote("id")] + columns.map(quote)).joined(separator: ", ")
+        return "SELECT \(list) FROM \(quote(table)) WHERE \(quote("id")) IN (SELECT value FROM json_each(?))"
+    }
+
+    /// The changed rows that match the request now, in order, with their sort keys and
+    /// section value: what a controller asks after a commit.
+    static func changedRows(_ q: CompiledQuery, section: SQLFragment?, identifiersJSON: String) -> SQLFragment {
+        let (whereSQL, whereArgs) = whereClause(q, extra: "\(quote("id")) IN (SELECT value FROM json_each(?))")
+        return SQLFragment(
+            "SELECT \(sortKeyColumns(q, section: section)) FROM \(quote(q.table))\(whereSQL)\(orderBy(q))",
+            (section?.arguments ?? []) + [identifiersJSON.databaseValue] + whereArgs)
+    }
+
+    /// `id, key1, key2, …, section`.
+    static func sortKeyColumns(_ q: CompiledQuery, section: SQLFragment?) -> String {
+        var list = [quote("id")] + q.order.filter { $0.column != "id" }.map { quote($0.column) }
+        if let section { list.append(section.sql) }
+        return list.joined(separator: ", ")
+    }
+
+    /// The sort keys of one row (binary searches probe with it).
+    static func sortKeys(_ q: CompiledQuery, section: SQLFragment?) -> SQLFragment {
+        SQLFragment(
+            "SELECT \(sortKeyColumns(q, section: section)) FROM \(quote(q.table)) WHERE \(quote("id")) = ?",
+            section?.arguments ?? [])
+    }
+
+    // MARK: Writes
+
+    static func insert(table: String, columns: [String]) -> String {
+        let names = columns.map(quote).joined(separator: ", ")
+        let marks = columns.map { _ in "?" }.joined(separator: ", ")
+        return "INSERT INTO \(quote(table)) (\(names)) VALUES (\(marks))"
+    }
+
+    static func insertWithID(table: String, columns: [String]) -> String {
+        insert(table: table, columns: ["id"] + columns)
+    }
+
+    static func update(table: String, columns: [String]) -> String {
+        let sets = columns.map { "\(quote($0)) = ?" }.joined(separator: ", ")
+        return "UPDATE \(quote(table)) SET \(sets) WHERE \(quote("id")) = ?"
+    }
+
+    static func delete(table: String) -> String {
+        "DELETE FROM \(quote(table)) WHERE \(quote("id")) = ?"
+    }
+
+    static func exists(table: String) -> String {
+        "SELECT 1 FROM \(quote(table)) WHERE \(quote("id")) = ?"
+    }
+
+    /// `INSERT … ON CONFLICT(key) DO UPDATE`: reported to observers as an insert or an
+    /// update, unlike `INSERT OR REPLACE`, whose implicit deletes are not.
+    static func upsert(table: String, columns: [String], conflict: String) -> String {
+        let sets = columns.filter { $0 != conflict }.map { "\(quote($0)) = excluded.\(quote($0))" }
+        let action = sets.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + sets.joined(separator: ", ")
+        return insert(table: table, columns: columns)
+            + " ON CONFLICT(\(quote(conflict))) \(action) RETURNING \(quote("id"))"
+    }
+
+    static func selectID(table: String, column: String) -> String {
+        "SELECT \(quote("id")) FROM \(quote(table)) WHERE \(quote(column)) = ?"
+    }
+
+    static func updateAll(table: String, assignments: [String], filter: SQLFragment?) -> String {
+        let sets = assignments.map { "\(quote($0)) = ?" }.joined(separator: ", ")
+        return "UPDATE \(quote(table)) SET \(sets)" + (filter.map { " WHERE \($0.sql)" } ?? "")
+    }
+
+    static func deleteAll(table: String, filter: SQLFragment?) -> String {
+        "DELETE FROM \(quote(table))" + (filter.map { " WHERE \($0.sql)" } ?? "")
+    }
+
+    // MARK: Sections
+
+    static func section(attribute column: String) -> SQLFragment { SQLFragment(quote(column)) }
+
+    static func section(dayOf column: String, offsetSeconds: Int) -> SQLFragment {
+        SQLFragment("date(\(quote(column)) + ?, 'unixepoch')", [Int64(offsetSeconds).databaseValue])
+    }
+
+    static func section(firstLetterOf column: String) -> SQLFragment {
+        SQLFragment("upper(substr(\(quote(column)), 1, 1))")
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import GRDB
+
+/// Loads and caches the records of a ``FetchedResults`` batch by batch.
+///
+/// A batch is `batchSize` consecutive identifiers, fetched with one statement whose
+/// identifiers are bound as a single JSON array. At most `maxBatches` batches are kept;
+/// the least recently used one is dropped.
+// @unchecked Sendable: `cache` is only touched inside its lock; the rest is immutable.
+final class BatchLoader<R: Record>: @unchecked Sendable {
+    let store: Store
+    let identifiers: IdentifierList
+    let batchSize: Int
+    let maxBatches: Int
+    private let sql: String
+    private let cache: Locked<Cache>
+
+    struct Cache {
+        var batches: [Int: [R?]] = [:]
+        var recency: [Int] = []  // most recent last
+        var lastError: (any Error)?
+    }
+
+    init(store: Store, identifiers: IdentifierList, batchSize: Int, maxBatches: Int, preloaded: [R]? = nil) {
+        self.store = store
+        self.identifiers = identifiers
+        self.batchSize = max(1, batchSize)
+        self.maxBatches = max(1, maxBatches)
+        self.sql = SQLBuilder.batch(table: R.entity.name, columns: R.entity.attributes.map(\.column))
+        var initial = Cache()
+        if let preloaded {
+            initial.batches[0] = preloaded.map { Optional($0) }
+            initial.recency = [0]
+        }
+        self.cache = Locked(initial)
+    }
+
+    var lastError: (any Error)? { cache.withLock { $0.lastError } }
+
+    var loadedBatchCount: Int { cache.withLock { $0.batches.count } }
+
+    func record(at index: Int) throws -> R? {
+        let batch = index / batchSize
+        let offset = index - batch * batchSize
+        if let hit = cache.withLock({ c -> R?? in
+            guard let records = c.batches[batch] else { return nil }
+            if c.recency.last != batch, let i = c.recency.firstIndex(of: batch) {
+                c.recency.remove(at: i)
+                c.recency.append(batch)
+            }
+            return .some(records[offset])
+        }) {
+            return hit
+        }
+        let records = try load(batch: batch)
+        cache.withLock { c in
+            c.batches[batch] = records
+            c.recency.removeAll { $0 == batch }
+            c.recency.append(batch)
+            while c.recency.count > maxBatches {
+                c.batches[c.recency.removeFirst()] = nil
+            }
+        }
+        return records[offset]
+    }
+
+    /// Reads one batch; identifiers whose rows are gone come back `nil`.
+    private func load(batch: Int) throws -> [R?] {
+        let lower = batch * batchSize
+        let upper = min(lower + batchSize, identifiers.count)
+        let ids = identifiers.slice(lower..<upper)
+        var json = "["
+        for (i, id) in ids.enumerated() {
+            if i > 0 { json += "," }
+            json += String(id)
+        }
+        json += "]"
+        let entity = R.entity
+        let sql = self.sql
+        let found: [Int64: R] = try store.readSync { db in
+            var byID: [Int64: R] = [:]
+            byID.reserveCapacity(ids.count)
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: [json])
+            while let row = try rows.next() {
+                let record = try entity.decode(row)
+                byID[record.id!.rawValue] = record
+            }
+            return byID
+        }
+        store.diagnostics.count {
+            $0.batchesLoaded += 1
+            $0.recordsMaterialized += found.count
+        }
+        return ids.map { found[$0] }
+    }
+
+    func noteError(_ error: any Error) { cache.withLock { $0.lastError = error } }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// The results of a fetch: every identifier eagerly, records lazily, batch by batch.
+///
+/// This is the Swift counterpart of the batch-faulting `NSArray` Core Data returns for a
+/// request with a `fetchBatchSize` — and it stays lazy in Swift: it is a
+/// `RandomAccessCollection`, so iterating, slicing, `first`, `last` and `prefix` fault one
+/// batch at a time and never copy the whole result. (`Array(results)` does load every
+/// record, as it must.)
+///
+/// An element is `nil` when its record was deleted after the fetch: never a crash,
+/// never a blank record, never another record.
+///
+/// ```swift
+/// var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.published, order: .reverse)])
+/// request.batchSize = 50
+/// let results = try store.fetch(request)   // one identifier query, no records
+/// let first = results.first ?? nil         // loads batch 0 (items 0..<50)
+/// ```
+///
+/// - Complexity: `count`, `identifiers` and `identifier(at:)` are O(1) and load nothing.
+///   Subscripting is O(1) when the item's batch is cached, and otherwise runs one query
+///   that loads the batch (`batchSize` records).
+public struct FetchedResults<R: Record>: RandomAccessCollection, Sendable {
+    public typealias Element = R?
+    public typealias Index = Int
+
+    let loader: BatchLoader<R>
+
+    init(loader: BatchLoader<R>) { self.loader = loader }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { loader.identifiers.count }
+
+    /// The record at `position`, loading its batch if needed; `nil` if it was deleted
+    /// since the fetch (or the batch could not be read: see ``lastError``).
+    public subscript(position: Int) -> R? {
+        do {
+            return try loader.record(at: position)
+        } catch {
+            loader.noteError(error)
+            return nil
+        }
+    }
+
+    /// The record at `position`, throwing if its batch cannot be read.
+    public func record(at position: Int) throws -> R? {
+        precondition(position >= 0 && position < count, "Index out of range")
+        return try loader.record(at: position)
+    }
+
+    /// The identifier at `position`. Loads nothing.
+    public func identifier(at position: Int) -> RecordID { RecordID(loader.identifiers[position]) }
+
+    /// Every identifier, in order. Loads nothing.
+    public var identifiers: RecordIDs { RecordIDs(loader.identifiers) }
+
+    /// The batch size (the result count when the request had none).
+    public var batchSize: Int { loader.batchSize }
+
+    /// How many batches are loaded now.
+    public var loadedBatchCount: Int { loader.loadedBatchCount }
+
+    /// The error of the last failed batch load by the subscript, if any.
+    public var lastError: (any Error)? { loader.lastError }
+}
+
+/// An ordered collection of identifiers, eight bytes each, shared without copying.
+public struct RecordIDs: RandomAccessCollection, Sendable, Equatable, Hashable {
+    let list: IdentifierList
+
+    init(_ list: IdentifierList) { self.list = list }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { list.count }
+    public subscript(position: Int) -> RecordID { RecordID(list[position]) }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(list.count)
+        if let first = list.first { hasher.combine(first) }
+    }
+}

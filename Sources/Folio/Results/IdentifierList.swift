@@ -1,0 +1,187 @@
+import Foundation
+
+/// An ordered list of rowids in chunks of a few thousand, so that a controller's live
+/// list and the copy its current snapshot shares can diverge by one chunk per edit
+/// rather than by a copy of a million identifiers. Eight bytes per identifier.
+struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
+    static let chunkShift = 12
+    static let chunkCapacity = 1 << chunkShift
+
+    private(set) var chunks: [[Int64]] = []
+    /// `starts[i]` is the index of the first element of `chunks[i]`.
+    private var starts: [Int] = []
+    private(set) var count = 0
+    /// Every chunk but the last holds exactly `chunkCapacity`: index arithmetic finds a chunk.
+    private var isUniform = true
+
+    init() {}
+
+    init<S: Sequence>(_ elements: S) where S.Element == Int64 {
+        var builder = Builder()
+        for e in elements { builder.append(e) }
+        self = builder.finish()
+    }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { count }
+
+    @inline(__always)
+    private func locate(_ index: Int) -> (chunk: Int, offset: Int) {
+        if isUniform {
+            let c = index >> Self.chunkShift
+            return (c, index - (c << Self.chunkShift))
+        }
+        var low = 0, high = starts.count - 1
+        while low < high {
+            let mid = (low + high + 1) / 2
+            if starts[mid] <= index { low = mid } else { high = mid - 1 }
+        }
+        return (low, index - starts[low])
+    }
+
+    subscript(position: Int) -> Int64 {
+        precondition(position >= 0 && position < count, "Index out of range")
+        let (c, o) = locate(position)
+        return chunks[c][o]
+    }
+
+    /// The identifiers in `range`, copied.
+    func slice(_ range: Range<Int>) -> [Int64] {
+        var result: [Int64] = []
+        result.reserveCapacity(range.count)
+        var index = range.lowerBound
+        while index < range.upperBound {
+            let (c, o) = locate(index)
+            let chunk = chunks[c]
+            let take = Swift.min(chunk.count - o, range.upperBound - index)
+            result.append(contentsOf: chunk[o..<(o + take)])
+            index += take
+        }
+        return result
+    }
+
+    static func == (lhs: IdentifierList, rhs: IdentifierList) -> Bool {
+        lhs.count == rhs.count && lhs.elementsEqual(rhs)
+    }
+
+    var array: [Int64] { slice(0..<count) }
+
+    // MARK: Search
+
+    /// The index of each of `identifiers` in the list: one pass, no early exit.
+    func positions(of identifiers: Set<Int64>) -> [Int64: Int] {
+        var found: [Int64: Int] = [:]
+        guard !identifiers.isEmpty else { return found }
+        if identifiers.count <= 4 {
+            let wanted = Array(identifiers)
+            for (c, chunk) in chunks.enumerated() {
+                chunk.withUnsafeBufferPointer { buffer in
+                    for w in wanted {
+                        // A branch-free compare loop the optimizer vectorizes.
+                        var hit = false
+                        for value in buffer { hit = hit || value == w }
+                        if hit, let o = buffer.firstIndex(of: w) { found[w] = starts[c] + o }
+                    }
+                }
+                if found.count == identifiers.count { break }
+            }
+        } else {
+            for (c, chunk) in chunks.enumerated() {
+                for (o, value) in chunk.enumerated() where identifiers.contains(value) {
+                    found[value] = starts[c] + o
+                }
+            }
+        }
+        return found
+    }
+
+    // MARK: Editing
+
+    mutating func insert(_ id: Int64, at index: Int) {
+        precondition(index >= 0 && index <= count, "Index out of range")
+        if chunks.isEmpty {
+            chunks = [[id]]; starts = [0]; count = 1; isUniform = true
+            return
+        }
+        let (c, o) = index == count ? (chunks.count - 1, chunks[chunks.count - 1].count) : locate(index)
+        chunks[c].insert(id, at: o)
+        count += 1
+        if chunks[c].count > 2 * Self.chunkCapacity {
+            let chunk = chunks[c]
+            let half = chunk.count / 2
+            chunks[c] = Array(chunk[..<half])
+            chunks.insert(Array(chunk[half...]), at: c + 1)
+            starts.insert(0, at: c + 1)
+        }
+        reindex(from: c)
+    }
+
+    @discardableResult
+    mutating func remove(at index: Int) -> Int64 {
+        precondition(index >= 0 && index < count, "Index out of range")
+        let (c, o) = locate(index)
+        let id = chunks[c].remove(at: o)
+        count -= 1
+        if chunks[c].isEmpty {
+            chunks.remove(at: c)
+            starts.remove(at: c)
+        }
+        reindex(from: Swift.min(c, Swift.max(0, chunks.count - 1)))
+        return id
+    }
+
+    private mutating func reindex(from chunk: Int) {
+        guard !chunks.isEmpty else { starts = []; isUniform = true; return }
+        var start = chunk == 0 ? 0 : starts[chunk - 1] + chunks[chunk - 1].count
+        for i in chunk..<chunks.count {
+            starts[i] = start
+            start += chunks[i].count
+        }
+        var uniform = true
+        for i in 0..<(chunks.count - 1) where chunks[i].count != Self.chunkCapacity {
+            uniform = false
+            break
+        }
+        isUniform = uniform
+    }
+
+    /// Builds a list by appending, chunk by chunk.
+    struct Builder {
+        private var list = IdentifierList()
+        private var current: [Int64] = []
+
+        init() { current.reserveCapacity(IdentifierList.chunkCapacity) }
+
+        @inline(__always)
+        mutating func append(_ id: Int64) {
+            current.append(id)
+            if current.count == IdentifierList.chunkCapacity { flush() }
+        }
+
+        private mutating func flush() {
+            guard !current.isEmpty else { return }
+            list.starts.append(list.count)
+            list.count += current.count
+            list.chunks.append(current)
+            current = []
+            current.reserveCapacity(IdentifierList.chunkCapacity)
+        }
+
+        mutating func finish() -> IdentifierList {
+            flush()
+            return list
+        }
+    }
+
+    /// Test hook: the chunk bookkeeping is consistent.
+    func _checkInvariants() {
+        var start = 0
+        for (i, chunk) in chunks.enumerated() {
+            precondition(starts[i] == start, "chunk start out of date")
+            precondition(!chunk.isEmpty, "empty chunk")
+            if isUniform && i < chunks.count - 1 { precondition(chunk.count == Self.chunkCapacity, "uniform flag wrong") }
+            start += chunk.count
+        }
+        precondition(start == count, "count out of date")
+    }
+}

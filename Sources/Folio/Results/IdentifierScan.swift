@@ -1,0 +1,75 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// A run of consecutive results with the same section value.
+struct SectionRun: Sendable, Equatable {
+    var value: DatabaseValue
+    var count: Int
+}
+
+/// Steps an identifier query with the SQLite C API: no row objects, no per-row
+/// allocation, section values materialized only where they change.
+enum IdentifierScan {
+    /// - Parameters:
+    ///   - withSection: the query's second column is a section value.
+    ///   - progress: called every `progressInterval` rows with the rows read so far.
+    static func run(
+        _ db: Database,
+        _ fragment: SQLFragment,
+        withSection: Bool,
+        diagnostics: Diagnostics,
+        progressInterval: Int = 4096,
+        progress: ((Int) throws -> Void)? = nil
+    ) throws -> (IdentifierList, [SectionRun]) {
+        let statement = try db.cachedStatement(sql: fragment.sql)
+        try statement.setArguments(fragment.statementArguments)
+        diagnostics.count { $0.identifierScans += 1 }
+        let sqlite = statement.sqliteStatement
+        defer { sqlite3_reset(sqlite) }
+        var builder = IdentifierList.Builder()
+        var runs: [SectionRun] = []
+        var previousText: [UInt8] = []
+        var previousValue: DatabaseValue? = nil
+        var runCount = 0
+        var rows = 0
+        while true {
+            let code = sqlite3_step(sqlite)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else {
+                if code == SQLITE_INTERRUPT { throw CancellationError() }
+                throw FolioError.sqlite(
+                    code: code, message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: fragment.sql, arguments: nil)
+            }
+            builder.append(sqlite3_column_int64(sqlite, 0))
+            rows += 1
+            if withSection {
+                var same = false
+                if let previousValue {
+                    let type = sqlite3_column_type(sqlite, 1)
+                    if type == SQLITE_TEXT, case .string = previousValue.storage {
+                        let length = Int(sqlite3_column_bytes(sqlite, 1))
+                        if length == previousText.count, let bytes = sqlite3_column_text(sqlite, 1) {
+                            same = length == 0 || previousText.withUnsafeBufferPointer { memcmp($0.baseAddress!, bytes, length) == 0 }
+                        }
+                    } else if type != SQLITE_TEXT {
+                        same = DatabaseValue(sqliteStatement: sqlite, index: 1) == previousValue
+                    }
+                }
+                if same {
+                    runCount += 1
+                } else {
+                    if let previousValue { runs.append(SectionRun(value: previousValue, count: runCount)) }
+                    let value = DatabaseValue(sqliteStatement: sqlite, index: 1)
+                    if case .string(let s) = value.storage { previousText = Array(s.utf8) }
+                    previousValue = value
+                    runCount = 1
+                }
+            }
+            if let progress, rows % progressInterval == 0 { try progress(rows) }
+        }
+        if let previousValue { runs.append(SectionRun(value: previousValue, count: runCount)) }
+        if let progress { try progress(rows) }
+        return (builder.finish(), runs)
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import GRDB
+
+/// Creates an entity's table, or checks that the existing one is the declared one.
+enum SchemaCheck {
+    static func prepare(_ schema: EntitySchema, in db: Database) throws {
+        let json = String(decoding: try JSONEncoder().encode(schema), as: UTF8.self)
+        if try !db.tableExists(schema.name) {
+            for sql in SQLBuilder.createTable(schema) { try db.execute(sql: sql) }
+            try db.execute(sql: SQLBuilder.writeMetadata, arguments: [schema.name, schema.versionHash, json])
+            return
+        }
+        let differences = try self.differences(schema, db)
+        if !differences.isEmpty {
+            throw FolioError.schemaMismatch(entity: schema.name, differences: differences)
+        }
+        // A matching table made elsewhere: adopt it (metadata row and change triggers).
+        for sql in SQLBuilder.createTable(schema) where sql.hasPrefix("CREATE TRIGGER") {
+            try db.execute(sql: sql)
+        }
+        try db.execute(sql: SQLBuilder.writeMetadata, arguments: [schema.name, schema.versionHash, json])
+    }
+
+    static func differences(_ schema: EntitySchema, _ db: Database) throws -> [String] {
+        var differences: [String] = []
+        var actual: [String: (type: String, notNull: Bool, pk: Bool)] = [:]
+        for row in try Row.fetchAll(db, sql: SQLBuilder.tableInfo, arguments: [schema.name]) {
+            let name: String = row[0]
+            actual[name.lowercased()] = ((row[1] as String).uppercased(), (row[2] as Int) != 0, (row[3] as Int) != 0)
+        }
+        if let id = actual["id"] {
+            if !(id.pk && id.type == "INTEGER") { differences.append("column 'id' is not INTEGER PRIMARY KEY") }
+        } else {
+            differences.append("missing column 'id' (INTEGER PRIMARY KEY)")
+        }
+        var declared: Set<String> = ["id"]
+        for column in schema.columns {
+            declared.insert(column.name.lowercased())
+            guard let found = actual[column.name.lowercased()] else {
+                differences.append("missing column '\(column.name)' (\(column.type.sqlType))")
+                continue
+            }
+            if found.type != column.type.sqlType {
+                differences.append("column '\(column.name)' is \(found.type), declared \(column.type.sqlType) (\(column.type.rawValue))")
+            }
+            if found.notNull == column.isOptional {
+                differences.append("column '\(column.name)' is \(found.notNull ? "NOT NULL" : "nullable"), declared \(column.isOptional ? "optional" : "non-optional")")
+            }
+        }
+        for name in actual.keys.sorted() where !declared.contains(name) {
+            differences.append("unexpected column '\(name)'")
+        }
+        var indexes: [String: Bool] = [:]
+        for row in try Row.fetchAll(db, sql: SQLBuilder.indexList, arguments: [schema.name]) {
+            indexes[row[0]] = (row[1] as Int) != 0
+        }
+        for column in schema.columns where column.isIndexed {
+            let name = SQLBuilder.indexName(schema.name, column.name)
+            if let unique = indexes[name] {
+                if unique != column.isUnique {
+                    differences.append("index on '\(column.name)' is \(unique ? "unique" : "not unique"), declared \(column.isUnique ? "unique" : "not unique")")
+                }
+            } else {
+                differences.append("missing index on '\(column.name)'")
+            }
+        }
+        for column in schema.columns where !column.isIndexed {
+            if indexes[SQLBuilder.indexName(schema.name, column.name)] != nil {
+                differences.append("column '\(column.name)' has an index, declared without one")
+            }
+        }
+        if differences.isEmpty, let stored = try Row.fetchOne(db, sql: SQLBuilder.readMetadata, arguments: [schema.name]) {
+            let hash: String = stored[0]
+            if hash != schema.versionHash {
+                differences.append("version hash \(hash) stored, \(schema.versionHash) declared")
+            }
+        }
+        return differences
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import GRDB
+
+extension Store {
+    /// Fetches the request's results.
+    ///
+    /// With a batch size, this runs one query for the identifiers in order and loads no
+    /// record: they are loaded batch by batch as ``FetchedResults`` is accessed. Without
+    /// one, every record is loaded now, with one query.
+    public func fetch<R: Record>(_ request: FetchRequest<R>) throws -> FetchedResults<R> {
+        try requireEntity(R.self)
+        let query = try request.compile()
+        if request.batchSize > 0 {
+            let (ids, _) = try readSync { db in
+                try IdentifierScan.run(db, SQLBuilder.identifiers(query), withSection: false, diagnostics: diagnostics)
+            }
+            return makeResults(ids, request: request)
+        }
+        let records: [R] = try readSync { db in try fetchRecords(query, in: db) }
+        return makeResults(records: records)
+    }
+
+    /// Fetches the request's results without blocking the caller.
+    public func fetch<R: Record>(_ request: FetchRequest<R>) async throws -> FetchedResults<R> {
+        try requireEntity(R.self)
+        let query = try request.compile()
+        if request.batchSize > 0 {
+            let diagnostics = self.diagnostics
+            let (ids, _) = try await read { db in
+                try IdentifierScan.run(db, SQLBuilder.identifiers(query), withSection: false, diagnostics: diagnostics)
+            }
+            return makeResults(ids, request: request)
+        }
+        let records: [R] = try await read { [self] db in try fetchRecords(query, in: db) }
+        return makeResults(records: records)
+    }
+
+    /// The number of results, counted by SQLite.
+    public func count<R: Record>(_ request: FetchRequest<R>) throws -> Int {
+        try requireEntity(R.self)
+        let fragment = SQLBuilder.count(try request.compile())
+        return try readSync { db in try Int.fetchOne(db, sql: fragment.sql, arguments: fragment.statementArguments) ?? 0 }
+    }
+
+    /// The identifiers of the results, in order. Loads no record.
+    public func fetchIdentifiers<R: Record>(_ request: FetchRequest<R>) throws -> RecordIDs {
+        try requireEntity(R.self)
+        let query = try request.compile()
+        let (ids, _) = try readSync { db in
+            try IdentifierScan.run(db, SQLBuilder.identifiers(query), withSection: false, diagnostics: diagnostics)
+        }
+        return RecordIDs(ids)
+    }
+
+    /// The record with `id`, or `nil`.
+    public func fetchOne<R: Record>(_ type: R.Type, id: RecordID) throws -> R? {
+        try requireEntity(R.self)
+        let sql = SQLBuilder.batch(table: R.entity.name, columns: R.entity.attributes.map(\.column))
+        return try readSync { db in
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: ["[\(id.rawValue)]"]) else { return nil }
+            diagnostics.count { $0.recordsMaterialized += 1 }
+            return try R.entity.decode(row)
+        }
+    }
+
+    func fetchRecords<R: Record>(_ query: CompiledQuery, in db: Database) throws -> [R] {
+        let fragment = SQLBuilder.records(query)
+        let entity = R.entity
+        var records: [R] = []
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: fragment.sql), arguments: fragment.statementArguments)
+        while let row = try rows.next() { records.append(try entity.decode(row)) }
+        diagnostics.count { $0.recordsMaterialized += records.count }
+        return records
+    }
+
+    func makeResults<R: Record>(_ ids: IdentifierList, request: FetchRequest<R>) -> FetchedResults<R> {
+        FetchedResults(loader: BatchLoader(
+            store: self, identifiers: ids, batchSize: request.batchSize, maxBatches: request.maxBatchesInMemory))
+    }
+
+    func makeResults<R: Record>(records: [R]) -> FetchedResults<R> {
+        let ids = IdentifierList(records.map { $0.id!.rawValue })
+        return FetchedResults(loader: BatchLoader(
+            store: self, identifiers: ids, batchSize: max(1, records.count), maxBatches: 1, preloaded: records))
+    }
+}

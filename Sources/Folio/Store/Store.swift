@@ -1,0 +1,192 @@
+import Foundation
+import GRDB
+
+/// An SQLite database of records: opens or creates the file, checks its schema,
+/// runs reads and writes, and tells live controllers what each commit changed.
+///
+/// ```swift
+/// let store = try Store(path: "feeds.sqlite", records: [Article.self])
+/// try store.write { tx in
+///     var article = Article(title: "Hello")
+///     try tx.insert(&article)
+/// }
+/// ```
+///
+/// A file store uses WAL mode and a pool of readers, so reads (and background fetches)
+/// run while a write goes on. ``inMemory(records:)`` serializes everything on one
+/// connection; ``temporary(records:)`` is a WAL file deleted when the store goes away.
+public final class Store: Sendable {
+    /// The database file, `nil` in memory.
+    public let path: String?
+    /// Counters and the SQL log.
+    public let diagnostics: Diagnostics
+    /// Where persistent section caches are written.
+    public let cacheDirectory: URL
+
+    let writer: any DatabaseWriter
+    let hub: ChangeHub
+    let schemas: [String: EntitySchema]
+    private let removeOnDeinit: URL?
+
+    /// Opens or creates the store at `path` for the given record types.
+    ///
+    /// - Parameters:
+    ///   - cacheDirectory: where section caches go; by default `<path>-folio-cache`.
+    /// - Throws: ``FolioError/schemaMismatch(entity:differences:)`` when the file's tables
+    ///   differ from the entities, ``FolioError/notADatabase(path:)`` for a file that is
+    ///   not SQLite, ``FolioError/sqlite(code:message:sql:arguments:)`` when it cannot be opened.
+    public convenience init(path: String, records: [any Record.Type], cacheDirectory: URL? = nil) throws {
+        try self.init(path: path, inMemory: false, records: records, cacheDirectory: cacheDirectory, removeOnDeinit: nil)
+    }
+
+    /// A store in memory, for tests and previews. Reads and writes share one connection.
+    public static func inMemory(records: [any Record.Type]) throws -> Store {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-\(UUID().uuidString)")
+        return try Store(path: nil, inMemory: true, records: records, cacheDirectory: directory, removeOnDeinit: directory)
+    }
+
+    /// A WAL store in a new temporary directory, deleted when the store is deallocated.
+    public static func temporary(records: [any Record.Type]) throws -> Store {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return try Store(
+            path: directory.appendingPathComponent("store.sqlite").path, inMemory: false, records: records,
+            cacheDirectory: directory.appendingPathComponent("cache"), removeOnDeinit: directory)
+    }
+
+    private init(path: String?, inMemory: Bool, records: [any Record.Type], cacheDirectory: URL?, removeOnDeinit: URL?) throws {
+        var schemas: [String: EntitySchema] = [:]
+        for type in records {
+            let schema = Self.schema(of: type)
+            try Self.validate(schema)
+            if schemas[schema.name] != nil {
+                throw FolioError.invalidSchema(entity: schema.name, reason: "two record types use the table name")
+            }
+            schemas[schema.name] = schema
+        }
+        let diagnostics = Diagnostics()
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            db.trace(options: .statement) { diagnostics.statement($0) }
+        }
+        let writer: any DatabaseWriter
+        do {
+            if let path {
+                if FileManager.default.fileExists(atPath: path) {
+                    try Self.checkIsDatabase(path)
+                }
+                writer = try DatabasePool(path: path, configuration: configuration)
+            } else {
+                writer = try DatabaseQueue(configuration: configuration)
+            }
+        } catch {
+            if let db = error as? DatabaseError, db.resultCode == .SQLITE_NOTADB, let path {
+                throw FolioError.notADatabase(path: path)
+            }
+            throw FolioError.wrap(error)
+        }
+        self.path = path
+        self.diagnostics = diagnostics
+        self.writer = writer
+        self.schemas = schemas
+        self.removeOnDeinit = removeOnDeinit
+        self.cacheDirectory = cacheDirectory
+            ?? URL(fileURLWithPath: (path ?? NSTemporaryDirectory()) + "-folio-cache")
+        self.hub = ChangeHub(tables: Set(schemas.keys))
+        do {
+            try writer.write { db in
+                try db.execute(sql: SQLBuilder.createMetadata())
+                for schema in schemas.values.sorted(by: { $0.name < $1.name }) {
+                    try SchemaCheck.prepare(schema, in: db)
+                }
+            }
+        } catch {
+            if let db = error as? DatabaseError, db.resultCode == .SQLITE_NOTADB, let path {
+                throw FolioError.notADatabase(path: path)
+            }
+            throw FolioError.wrap(error)
+        }
+        writer.add(transactionObserver: hub, extent: .databaseLifetime)
+    }
+
+    deinit {
+        if let removeOnDeinit { try? FileManager.default.removeItem(at: removeOnDeinit) }
+    }
+
+    private static func schema<R: Record>(of type: R.Type) -> EntitySchema { R.entity.schema }
+
+    private static func validate(_ schema: EntitySchema) throws {
+        try SQLBuilder.validateIdentifier(schema.name, entity: schema.name)
+        var seen: Set<String> = ["id"]
+        for column in schema.columns {
+            try SQLBuilder.validateIdentifier(column.name, entity: schema.name)
+            guard seen.insert(column.name.lowercased()).inserted else {
+                throw FolioError.invalidSchema(entity: schema.name, reason: "the column '\(column.name)' is declared twice (or is 'id')")
+            }
+        }
+    }
+
+    /// SQLite opens anything lazily; read the header so a non-database is named as such
+    /// before a WAL file is created beside it.
+    private static func checkIsDatabase(_ path: String) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return }
+        defer { try? handle.close() }
+        let header = (try? handle.read(upToCount: 16)) ?? Data()
+        if header.isEmpty { return }  // an empty file becomes a database
+        if header != Data("SQLite format 3\0".utf8) { throw FolioError.notADatabase(path: path) }
+    }
+
+    func requireEntity<R: Record>(_ type: R.Type) throws {
+        guard let schema = schemas[R.entity.name], schema == R.entity.schema else {
+            throw FolioError.unknownEntity(String(describing: R.self))
+        }
+    }
+
+    /// Closes the database connections. Later calls throw ``FolioError/storeClosed`` (or an SQLite misuse error).
+    public func close() throws {
+        try folio { try writer.close() }
+    }
+
+    // MARK: Raw access
+
+    /// Runs `body` on a read-only connection, in a read transaction (the raw escape hatch).
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try readSync(body)
+    }
+
+    /// Runs `body` on a read-only connection without blocking the caller's thread.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await folio { try await writer.read(body) }
+    }
+
+    func readSync<T>(_ body: (Database) throws -> T) throws -> T {
+        try folio { try writer.read(body) }
+    }
+
+    // MARK: Writes
+
+    /// Runs `body` in one write transaction, committed when it returns and rolled back
+    /// when it throws. Every change is reported to live controllers after the commit.
+    @discardableResult
+    public func write<T>(_ body: (Transaction) throws -> T) throws -> T {
+        try folio { try writer.write { db in try body(Transaction(db: db, store: self)) } }
+    }
+
+    /// Runs `body` in one write transaction, off the caller's thread.
+    @discardableResult
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
+        try await folio { try await writer.write { db in try body(Transaction(db: db, store: self)) } }
+    }
+
+    /// The store's change token for an entity: it grows with every committed write to the
+    /// table, by any connection or process (SQLite triggers keep it).
+    public func changeToken<R: Record>(for type: R.Type) throws -> Int64 {
+        try requireEntity(type)
+        return try readSync { db in try Self.changeToken(table: R.entity.name, db) }
+    }
+
+    static func changeToken(table: String, _ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: SQLBuilder.changeToken, arguments: [table]) ?? 0
+    }
+}

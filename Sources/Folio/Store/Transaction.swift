@@ -1,0 +1,156 @@
+import Foundation
+import GRDB
+
+/// The writes of one transaction, passed to ``Store/write(_:)``.
+///
+/// Everything done here, the raw SQL on ``database`` included, is committed together
+/// and reported to live controllers once, after the commit.
+public struct Transaction {
+    /// The GRDB connection of the transaction: the raw-SQL escape hatch. Writes made with
+    /// it are still reported to controllers (except to `WITHOUT ROWID` tables and rows
+    /// removed by `INSERT OR REPLACE`, which SQLite does not report).
+    public let database: Database
+    let store: Store
+
+    init(db: Database, store: Store) {
+        self.database = db
+        self.store = store
+    }
+
+    /// Inserts a record and sets its `id` to the new rowid (or uses the `id` it has).
+    public func insert<R: Record>(_ record: inout R) throws {
+        try store.requireEntity(R.self)
+        let entity = R.entity
+        let columns = entity.attributes.map(\.column)
+        var values = entity.encode(record)
+        try folio {
+            if let id = record.id {
+                values.insert(id.rawValue.databaseValue, at: 0)
+                try database.cachedStatement(sql: SQLBuilder.insertWithID(table: entity.name, columns: columns))
+                    .execute(arguments: StatementArguments(values))
+            } else {
+                try database.cachedStatement(sql: SQLBuilder.insert(table: entity.name, columns: columns))
+                    .execute(arguments: StatementArguments(values))
+                record.id = RecordID(database.lastInsertedRowID)
+            }
+        }
+    }
+
+    /// Updates every attribute of a stored record.
+    /// - Throws: ``FolioError/recordNotFound(entity:id:)`` if it has no `id` or no row.
+    public func update<R: Record>(_ record: R) throws {
+        try store.requireEntity(R.self)
+        let entity = R.entity
+        guard let id = record.id else { throw FolioError.recordNotFound(entity: entity.name, id: nil) }
+        let values = entity.encode(record) + [id.rawValue.databaseValue]
+        try folio {
+            try database.cachedStatement(sql: SQLBuilder.update(table: entity.name, columns: entity.attributes.map(\.column)))
+                .execute(arguments: StatementArguments(values))
+        }
+        if database.changesCount == 0 { throw FolioError.recordNotFound(entity: entity.name, id: id) }
+    }
+
+    /// Deletes a record; returns whether a row was deleted.
+    @discardableResult
+    public func delete<R: Record>(_ record: R) throws -> Bool {
+        guard let id = record.id else { return false }
+        return try delete(R.self, id: id)
+    }
+
+    /// Deletes the record with `id`; returns whether a row was deleted.
+    @discardableResult
+    public func delete<R: Record>(_ type: R.Type, id: RecordID) throws -> Bool {
+        try store.requireEntity(R.self)
+        try folio {
+            try database.cachedStatement(sql: SQLBuilder.delete(table: R.entity.name)).execute(arguments: [id.rawValue])
+        }
+        return database.changesCount > 0
+    }
+
+    /// Inserts the record, or updates the row that has the same value in the unique
+    /// column `key`; sets the record's `id` either way.
+    ///
+    /// Uses `INSERT … ON CONFLICT(key) DO UPDATE`, which SQLite reports as an insert or
+    /// an update (`INSERT OR REPLACE` would delete rows unseen).
+    public func upsert<R: Record, V: AttributeValue>(_ record: inout R, onConflict key: KeyPath<R, V>) throws {
+        try store.requireEntity(R.self)
+        let entity = R.entity
+        guard let attribute = entity.attribute(for: key) else {
+            throw FolioError.unknownKeyPath(entity: entity.name, keyPath: String(describing: key))
+        }
+        guard attribute.isUnique else {
+            throw FolioError.invalidArgument("upsert needs a unique attribute; '\(attribute.column)' of '\(entity.name)' is not unique")
+        }
+        let columns = entity.attributes.map(\.column)
+        let values = entity.encode(record)
+        let id: Int64? = try folio {
+            let statement = try database.cachedStatement(
+                sql: SQLBuilder.upsert(table: entity.name, columns: columns, conflict: attribute.column))
+            if let id = try Int64.fetchOne(statement, arguments: StatementArguments(values)) { return id }
+            return try Int64.fetchOne(
+                database, sql: SQLBuilder.selectID(table: entity.name, column: attribute.column),
+                arguments: [attribute.encode(record)])
+        }
+        guard let id else { throw FolioError.recordNotFound(entity: entity.name, id: nil) }
+        record.id = RecordID(id)
+    }
+
+    /// Sets attributes on every row that matches `predicate`, in SQL, loading no record
+    /// (Core Data's `NSBatchUpdateRequest` — whose changes its controllers never saw;
+    /// Folio's controllers do). Returns the number of rows changed.
+    @discardableResult
+    public func updateAll<R: Record>(
+        _ type: R.Type, where predicate: Predicate<R>? = nil, set assignments: [Assignment<R>]
+    ) throws -> Int {
+        try store.requireEntity(R.self)
+        guard !assignments.isEmpty else { throw FolioError.invalidArgument("updateAll needs at least one assignment") }
+        let entity = R.entity
+        let columns = try assignments.map { try entity.column(for: $0.keyPath) }
+        if columns.contains("id") { throw FolioError.invalidArgument("updateAll cannot assign the id") }
+        let filter = try predicate.map { try PredicateTranslator(entity: entity).translate($0) }
+        let sql = SQLBuilder.updateAll(table: entity.name, assignments: columns, filter: filter)
+        try folio {
+            try database.execute(sql: sql, arguments: StatementArguments(assignments.map(\.value) + (filter?.arguments ?? [])))
+        }
+        return database.changesCount
+    }
+
+    /// Deletes every row that matches `predicate` (all rows when `nil`), loading no
+    /// record. Returns the number of rows deleted.
+    @discardableResult
+    public func deleteAll<R: Record>(_ type: R.Type, where predicate: Predicate<R>? = nil) throws -> Int {
+        try store.requireEntity(R.self)
+        let entity = R.entity
+        let filter = try predicate.map { try PredicateTranslator(entity: entity).translate($0) }
+        try folio {
+            try database.execute(sql: SQLBuilder.deleteAll(table: entity.name, filter: filter),
+                                 arguments: StatementArguments(filter?.arguments ?? []))
+        }
+        return database.changesCount
+    }
+
+    /// Every matching record, loaded now, in the transaction.
+    public func fetchAll<R: Record>(_ request: FetchRequest<R>) throws -> [R] {
+        try store.requireEntity(R.self)
+        return try store.fetchRecords(request.compile(), in: database)
+    }
+
+    /// The number of matching records, in the transaction.
+    public func count<R: Record>(_ request: FetchRequest<R>) throws -> Int {
+        try store.requireEntity(R.self)
+        let fragment = SQLBuilder.count(try request.compile())
+        return try folio { try Int.fetchOne(database, sql: fragment.sql, arguments: fragment.statementArguments) ?? 0 }
+    }
+}
+
+/// One `column = value` of ``Transaction/updateAll(_:where:set:)``.
+// @unchecked Sendable: the key path is immutable and the value is a stored value.
+public struct Assignment<R: Record>: @unchecked Sendable {
+    let keyPath: AnyKeyPath
+    let value: DatabaseValue
+
+    /// Sets the attribute at `keyPath` to `value`.
+    public static func set<V: AttributeValue>(_ keyPath: WritableKeyPath<R, V>, to value: V) -> Assignment {
+        Assignment(keyPath: keyPath, value: value.storedValue)
+    }
+}

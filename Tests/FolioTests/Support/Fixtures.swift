@@ -1,0 +1,58 @@
+import Foundation
+import Folio
+
+/// The record most tests use.
+struct Article: Record, Equatable {
+    var id: RecordID?
+    var title = ""
+    var url = ""
+    var published = Date(timeIntervalSince1970: 0)
+    var score = 0
+    var category: String? = nil
+    var isRead = false
+
+    static let entity = Entity<Article>("article", [
+        Attribute(\.title),
+        Attribute(\.url, unique: true),
+        Attribute(\.published, indexed: true),
+        Attribute(\.score, indexed: true),
+        Attribute(\.category),
+        Attribute(\.isRead),
+    ])
+
+    init() {}
+    init(title: String, url: String? = nil, published: Date = Date(timeIntervalSince1970: 0), score: Int = 0, category: String? = nil) {
+        self.title = title
+        self.url = url ?? "https://example.com/\(UUID().uuidString)"
+        self.published = published
+        self.score = score
+        self.category = category
+    }
+}
+
+/// Inserts `count` articles with score = index, published = index hours after 1970.
+func seed(_ store: Store, count: Int, categories: [String?] = ["a", "b", "c", nil]) throws {
+    try store.write { tx in
+        for i in 0..<count {
+            var a = Article(
+                title: "Article \(i)", url: "https://example.com/\(i)",
+                published: Date(timeIntervalSince1970: Double(i) * 3600), score: i,
+                category: categories.isEmpty ? nil : categories[i % categories.count])
+            try tx.insert(&a)
+        }
+    }
+}
+
+/// Captures the SQL a store runs.
+final class SQLRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    init(_ store: Store) {
+        store.diagnostics.logSQL { [weak self] line in
+            guard let self else { return }
+            self.lock.lock(); self.lines.append(line); self.lock.unlock()
+        }
+    }
+    var statements: [String] { lock.lock(); defer { lock.unlock() }; return lines }
+    func reset() { lock.lock(); lines = []; lock.unlock() }
+}
