@@ -56,3 +56,8 @@ final class SQLRecorder: @unchecked Sendable {
     var statements: [String] { lock.lock(); defer { lock.unlock() }; return lines }
     func reset() { lock.lock(); lines = []; lock.unlock() }
 }
+
+/// The synchronous `write`, callable from async tests (where the async overload wins).
+func writeSync<T>(_ store: Store, _ body: (Transaction) throws -> T) throws -> T {
+    try store.write(body)
+}

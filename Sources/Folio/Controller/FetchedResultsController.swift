@@ -1,0 +1,407 @@
+import Foundation
+import GRDB
+
+/// Manages the results of a fetch request for a list: sections, index titles, lazy
+/// records, and live change sets (`NSFetchedResultsController`, rebuilt).
+///
+/// ```swift
+/// var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.published, order: .reverse)])
+/// request.batchSize = 50
+/// let controller = FetchedResultsController(request, store: store, sectionBy: .day(\.published))
+/// controller.delegate = self
+/// try controller.performFetch()
+/// controller.sections[0].numberOfObjects
+/// controller.object(at: IndexPath(item: 0, section: 0))
+/// for await change in controller.changes { tableView.apply(change) }
+/// ```
+///
+/// The controller is isolated to the main actor. Its state changes only when a change
+/// set is delivered, so between two deliveries `sections`, `object(at:)` and `snapshot`
+/// agree with each other and with the last change set — the invariant a table view's
+/// batch updates rely on. Writers never wait for delivery.
+///
+/// Tracking follows the original's three modes (see ``TrackingMode``): with neither a
+/// delegate nor a ``changes`` subscriber nothing is tracked; with a ``cacheName`` the
+/// section information is also kept in a file and reused by the next ``performFetch()``
+/// when it is still valid (checked against the entity's version hash, the request, the
+/// section key and the store's change token — never trusted blindly).
+@MainActor
+public final class FetchedResultsController<R: Record> {
+    /// The request; change it with ``setRequest(_:)``.
+    public private(set) var fetchRequest: FetchRequest<R>
+    /// The store fetched from.
+    public let store: Store
+    /// What divides the results into sections, or `nil` for one section.
+    public let sectionKey: SectionKey<R>?
+    /// The name of the persistent section cache, or `nil`.
+    public let cacheName: String?
+    /// Receives the changes. Setting one on a fetched controller starts tracking.
+    public weak var delegate: (any FetchedResultsControllerDelegate<R>)? {
+        didSet { startTrackingIfNeeded() }
+    }
+    /// The index title of a section name: by default its first character, capitalized
+    /// (what `sectionIndexTitle(forSectionName:)` returns in the original). Return `nil`
+    /// to leave a section out of the index.
+    public var sectionIndexTitle: @MainActor (String) -> String? = { name in
+        name.first.map { String($0).uppercased() }
+    } {
+        didSet { sectionInfos = nil }
+    }
+
+    /// What the last ``performFetch()`` did with the persistent cache.
+    public private(set) var lastCacheOutcome: SectionCache.Outcome = .notUsed
+
+    private var presented: ResultsState?
+    private var sectionInfos: [SectionInfo]?
+    private var results: FetchedResults<R>?
+    private var tracker: ResultsTracker?
+    private var deliveryTask: Task<Void, Never>?
+    private var appliedSerial: UInt64 = 0
+    private var subscribers: [UUID: AsyncStream<ChangeSet>.Continuation] = [:]
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+    private var cacheWriteTask: Task<Void, Never>?
+
+    /// Creates a controller. Nothing is read until ``performFetch()``.
+    ///
+    /// - Parameters:
+    ///   - request: at least one sort descriptor; with sections, the first one must sort
+    ///     by the section key's attribute.
+    ///   - sectionBy: the section key, or `nil` for a single section.
+    ///   - cacheName: a plain file name for the persistent section cache.
+    public init(_ request: FetchRequest<R>, store: Store, sectionBy: SectionKey<R>? = nil, cacheName: String? = nil) {
+        self.fetchRequest = request
+        self.store = store
+        self.sectionKey = sectionBy
+        self.cacheName = cacheName
+    }
+
+    isolated deinit {
+        tracker?.stop()
+        if let tracker { store.hub.unsubscribe(tracker) }
+        deliveryTask?.cancel()
+        for continuation in subscribers.values { continuation.finish() }
+    }
+
+    /// How the controller follows the store now.
+    public var trackingMode: TrackingMode {
+        guard delegate != nil || !subscribers.isEmpty else { return .none }
+        return cacheName == nil ? .memory : .persistent
+    }
+
+    private var wantsTracking: Bool { delegate != nil || !subscribers.isEmpty }
+
+    // MARK: Fetching
+
+    /// Fetches the identifiers and sections (or reuses a valid persistent cache).
+    /// Loads no record.
+    ///
+    /// - Throws: ``FolioError/missingSortDescriptor(entity:)``,
+    ///   ``FolioError/sectionKeyNotLeadingSort(sectionKey:firstSort:)``,
+    ///   ``FolioError/invalidCacheName(_:reason:)``, predicate errors, SQLite errors.
+    public func performFetch() throws {
+        let (state, tracker) = try load(fetchRequest)
+        replaceTracker(tracker)
+        setPresented(state)
+    }
+
+    /// Replaces the request on a live controller — a new predicate, sort, limit — and
+    /// reports the difference from what was shown as a change set (also delivered to the
+    /// delegate and to ``changes``).
+    @discardableResult
+    public func setRequest(_ request: FetchRequest<R>) throws -> ChangeSet {
+        let (state, tracker) = try load(request)
+        fetchRequest = request
+        replaceTracker(tracker)
+        guard let old = presented else {
+            setPresented(state)
+            return ChangeSet()
+        }
+        let change = ResultsTracker.limitReload(ChangeSetBuilder.diff(old: old, new: state, changed: nil))
+        deliver(change, newState: state)
+        return change
+    }
+
+    /// Waits until every commit made so far has been delivered.
+    public func waitForChanges() async {
+        while let tracker, appliedSerial < tracker.serial {
+            await withCheckedContinuation { waiters.append($0) }
+        }
+    }
+
+    private func validatedQuery(_ request: FetchRequest<R>) throws -> (CompiledQuery, SQLFragment?) {
+        try store.requireEntity(R.self)
+        let query = try request.compile(requireSort: true)
+        guard let sectionKey else { return (query, nil) }
+        let column = try R.entity.column(for: sectionKey.keyPath)
+        if query.order.first?.column != column {
+            throw FolioError.sectionKeyNotLeadingSort(
+                sectionKey: sectionKey.description,
+                firstSort: request.sortBy.first.map { "\($0.keyPath.map { "\($0)" } ?? "\($0)")" } ?? "none")
+        }
+        return (query, try sectionKey.expression())
+    }
+
+    /// Reads the state for `request` — from the cache when valid — with a tracker
+    /// subscribed first, so that no commit can fall between the read and the tracking.
+    private func load(_ request: FetchRequest<R>) throws -> (ResultsState, ResultsTracker?) {
+        let (query, section) = try validatedQuery(request)
+        let cacheURL = try cacheName.map { try SectionCache.url(forName: $0, in: store) }
+        var tracker: ResultsTracker? = nil
+        if wantsTracking {
+            let t = ResultsTracker(query: query, section: section, diagnostics: store.diagnostics, readsToken: cacheName != nil)
+            store.hub.subscribe(t)
+            tracker = t
+        }
+        let fingerprint = SectionCache.Fingerprint(
+            entity: R.entity.name, versionHash: R.entity.versionHash, query: query.fingerprint,
+            sectionKey: sectionKey?.description ?? "-")
+        let diagnostics = store.diagnostics
+        let loaded: (ResultsState, SectionCache.Outcome, Int64)
+        do {
+            loaded = try store.readSync { db in
+                let token = try Store.changeToken(table: query.table, db)
+                var outcome = SectionCache.Outcome.notUsed
+                if let cacheURL {
+                    switch SectionCache.read(cacheURL, expecting: fingerprint, token: token) {
+                    case .success(let state): return (state, .reused, token)
+                    case .failure(let reason): outcome = .rebuilt(reason)
+                    }
+                }
+                let state = try ResultsTracker.fetchFull(db, query: query, section: section, diagnostics: diagnostics)
+                return (state, outcome, token)
+            }
+        } catch {
+            if let tracker { tracker.stop(); store.hub.unsubscribe(tracker) }
+            throw error
+        }
+        let (full, outcome, token) = loaded
+        tracker?.install(full)
+        lastCacheOutcome = outcome
+        if let cacheURL, outcome != .reused {
+            scheduleCacheWrite(full, fingerprint: fingerprint, token: token, to: cacheURL, delay: false)
+        }
+        let presentedState = query.isWindowed ? full.window(offset: query.offset ?? 0, limit: query.limit) : full
+        return (presentedState, tracker)
+    }
+
+    private func replaceTracker(_ new: ResultsTracker?) {
+        if let tracker {
+            tracker.stop()
+            store.hub.unsubscribe(tracker)
+        }
+        deliveryTask?.cancel()
+        deliveryTask = nil
+        tracker = new
+        appliedSerial = 0
+        resumeWaiters()
+        guard let new else { return }
+        deliveryTask = Task { [weak self] in
+            for await delivery in new.deliveries {
+                guard let self, !Task.isCancelled else { return }
+                self.receive(delivery, from: new)
+            }
+        }
+    }
+
+    private func startTrackingIfNeeded() {
+        guard presented != nil, tracker == nil, wantsTracking else { return }
+        _ = try? setRequest(fetchRequest)
+    }
+
+    // MARK: Delivery
+
+    private func receive(_ delivery: ResultsTracker.Delivery, from source: ResultsTracker) {
+        guard source === tracker else { return }
+        appliedSerial = delivery.serial
+        if delivery.change.isReload {
+            // The tracker lost track: read afresh, and tell the delegate to reload.
+            if let (state, tracker) = try? load(fetchRequest) {
+                replaceTracker(tracker)
+                deliver(.reload, newState: state)
+                return
+            }
+        }
+        deliver(delivery.change, newState: delivery.state)
+        if let token = delivery.token, let cacheName, let url = try? SectionCache.url(forName: cacheName, in: store),
+           let (query, _) = try? validatedQuery(fetchRequest) {
+            let fingerprint = SectionCache.Fingerprint(
+                entity: R.entity.name, versionHash: R.entity.versionHash, query: query.fingerprint,
+                sectionKey: sectionKey?.description ?? "-")
+            if !query.isWindowed {
+                scheduleCacheWrite(delivery.state, fingerprint: fingerprint, token: token, to: url, delay: true)
+            }
+        }
+        resumeWaiters()
+    }
+
+    private func resumeWaiters() {
+        guard !waiters.isEmpty else { return }
+        if let tracker, appliedSerial < tracker.serial { return }
+        let ready = waiters
+        waiters = []
+        for waiter in ready { waiter.resume() }
+    }
+
+    private func deliver(_ change: ChangeSet, newState: ResultsState) {
+        let oldSections = sections
+        setPresented(newState)
+        for continuation in subscribers.values { continuation.yield(change) }
+        guard let delegate else { return }
+        delegate.controllerWillChangeContent(self)
+        if !change.isReload {
+            let newSections = sections
+            for index in change.deletedSections {
+                delegate.controller(self, didChange: oldSections[index], atSectionIndex: index, for: .delete)
+            }
+            for index in change.insertedSections {
+                delegate.controller(self, didChange: newSections[index], atSectionIndex: index, for: .insert)
+            }
+            for path in change.deletedItems {
+                delegate.controller(self, didChangeObject: identifier(in: oldState, at: path, sections: oldSections),
+                                    at: path, for: .delete, newIndexPath: nil)
+            }
+            for (path, id) in zip(change.insertedItems, change.insertedIdentifiers) {
+                delegate.controller(self, didChangeObject: id, at: nil, for: .insert, newIndexPath: path)
+            }
+            for move in change.movedItems {
+                delegate.controller(self, didChangeObject: identifier(at: move.to), at: move.from, for: .move, newIndexPath: move.to)
+            }
+            for path in change.updatedItems {
+                delegate.controller(self, didChangeObject: identifier(in: oldState, at: path, sections: oldSections),
+                                    at: path, for: .update, newIndexPath: nil)
+            }
+        }
+        delegate.controllerDidChangeContent(self)
+        delegate.controller(self, didChangeContentWith: change)
+        delegate.controller(self, didChangeContentWith: snapshot)
+    }
+
+    private var oldState: ResultsState?
+
+    private func setPresented(_ state: ResultsState) {
+        oldState = presented
+        presented = state
+        sectionInfos = nil
+        results = nil
+    }
+
+    private func identifier(in state: ResultsState?, at path: IndexPath, sections: [SectionInfo]) -> RecordID {
+        guard let state else { return RecordID(0) }
+        return RecordID(state.ids[sections[path.section].offset + path.item])
+    }
+
+    // MARK: Change sets as a sequence
+
+    /// Every change set from now on, one per commit that changed the results, in commit
+    /// order. Each access returns a new sequence; iterating it starts tracking.
+    public var changes: AsyncStream<ChangeSet> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ChangeSet.self)
+        let key = UUID()
+        subscribers[key] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { @MainActor in self?.subscribers[key] = nil }
+        }
+        startTrackingIfNeeded()
+        return stream
+    }
+
+    // MARK: Reading the results
+
+    /// The results, lazily loaded in batches of the request's batch size; `nil` before
+    /// ``performFetch()``. Never a copied array.
+    public var fetchedObjects: FetchedResults<R>? {
+        if let results { return results }
+        guard let presented else { return nil }
+        let batchSize = fetchRequest.batchSize > 0 ? fetchRequest.batchSize : Swift.max(1, presented.ids.count)
+        let made = FetchedResults(loader: BatchLoader<R>(
+            store: store, identifiers: presented.ids, batchSize: batchSize,
+            maxBatches: fetchRequest.batchSize > 0 ? fetchRequest.maxBatchesInMemory : 1))
+        results = made
+        return made
+    }
+
+    /// The sections. Computed from counts held in memory; loads no record.
+    public var sections: [SectionInfo] {
+        if let sectionInfos { return sectionInfos }
+        guard let presented else { return [] }
+        var infos: [SectionInfo] = []
+        infos.reserveCapacity(presented.runs.count)
+        var offset = 0
+        for run in presented.runs {
+            let name = presented.sectioned ? SectionKey<R>.name(of: run.value) : ""
+            infos.append(SectionInfo(
+                name: name, indexTitle: sectionIndexTitle(name), numberOfObjects: run.count,
+                offset: offset, isNil: presented.sectioned && run.value.isNull))
+            offset += run.count
+        }
+        sectionInfos = infos
+        return infos
+    }
+
+    /// The index titles of the sections, in order, without repeats.
+    public var sectionIndexTitles: [String] {
+        var seen = Set<String>()
+        return sections.compactMap(\.indexTitle).filter { seen.insert($0).inserted }
+    }
+
+    /// The section a section-index title jumps to: the first section with that title;
+    /// for a title with no section, the first section whose title sorts after it (or the
+    /// last section). `index` is the title's position in ``sectionIndexTitles``.
+    public func section(forSectionIndexTitle title: String, at index: Int) -> Int {
+        let all = sections
+        if let exact = all.firstIndex(where: { $0.indexTitle == title }) { return exact }
+        if let after = all.firstIndex(where: { ($0.indexTitle ?? "") > title }) { return after }
+        return Swift.max(0, all.count - 1)
+    }
+
+    /// The record at an index path (loading its batch if needed); `nil` if it was deleted
+    /// since the last change set was delivered.
+    public func object(at indexPath: IndexPath) -> R? {
+        guard let objects = fetchedObjects else { return nil }
+        return objects[flatIndex(indexPath)]
+    }
+
+    /// The identifier at an index path. Loads nothing.
+    public func identifier(at indexPath: IndexPath) -> RecordID {
+        RecordID(presented!.ids[flatIndex(indexPath)])
+    }
+
+    /// The index path of a record, or `nil` if it is not in the results.
+    /// - Complexity: O(n): one pass over the identifiers in memory; loads nothing.
+    public func indexPath(for id: RecordID) -> IndexPath? {
+        guard let presented, let index = presented.ids.positions(of: [id.rawValue])[id.rawValue] else { return nil }
+        return ResultsState.path(of: index, offsets: presented.offsets)
+    }
+
+    /// The sections and identifiers now, loading no record. O(sections).
+    public var snapshot: Snapshot {
+        Snapshot(state: presented ?? .empty(sectioned: sectionKey != nil), sections: sections)
+    }
+
+    private func flatIndex(_ indexPath: IndexPath) -> Int {
+        let info = sections[indexPath.section]
+        precondition(indexPath.item >= 0 && indexPath.item < info.numberOfObjects, "Index path out of range")
+        return info.offset + indexPath.item
+    }
+
+    // MARK: Persistent cache
+
+    private func scheduleCacheWrite(_ state: ResultsState, fingerprint: SectionCache.Fingerprint, token: Int64, to url: URL, delay: Bool) {
+        cacheWriteTask?.cancel()
+        cacheWriteTask = Task.detached(priority: .utility) {
+            if delay { try? await Task.sleep(for: .milliseconds(500)) }
+            guard !Task.isCancelled else { return }
+            try? SectionCache.write(state, fingerprint: fingerprint, token: token, to: url)
+        }
+    }
+
+    /// Waits for a pending cache write (tests, and before quitting).
+    public func flushCache() async {
+        await cacheWriteTask?.value
+    }
+
+    /// Deletes the cache file with `name` (all of the store's caches when `nil`).
+    public static func deleteCache(withName name: String?, in store: Store) throws {
+        try SectionCache.delete(name: name, in: store)
+    }
+}

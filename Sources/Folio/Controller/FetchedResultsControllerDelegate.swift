@@ -1,0 +1,59 @@
+import Foundation
+
+/// The kind of a change reported to a delegate.
+public enum FetchedResultsChangeType: Sendable, Hashable {
+    case insert, delete, move, update
+}
+
+/// How a controller follows the store (`NSFetchedResultsController`'s three modes).
+public enum TrackingMode: Sendable, Hashable {
+    /// No delegate and no ``FetchedResultsController/changes`` subscriber: the results stay
+    /// as they were when fetched.
+    case none
+    /// Changes are tracked in memory.
+    case memory
+    /// Changes are tracked and the section cache is kept on disk.
+    case persistent
+}
+
+/// Receives a controller's changes, one transaction at a time, on the main actor.
+///
+/// The callbacks of one commit come in this order: ``controllerWillChangeContent(_:)``;
+/// section changes (deletions, then insertions); object changes (deletions, insertions,
+/// moves, updates); ``controllerDidChangeContent(_:)``; then the change set and the
+/// snapshot variants. Every method has an empty default implementation.
+@MainActor
+public protocol FetchedResultsControllerDelegate<ResultType>: AnyObject {
+    associatedtype ResultType: Record
+
+    /// A commit changed the results; changes follow.
+    func controllerWillChangeContent(_ controller: FetchedResultsController<ResultType>)
+    /// A section was inserted (new index) or deleted (old index).
+    func controller(
+        _ controller: FetchedResultsController<ResultType>, didChange section: SectionInfo,
+        atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType)
+    /// A row changed: deletions and updates at `indexPath` (old), insertions at
+    /// `newIndexPath`, moves from one to the other.
+    func controller(
+        _ controller: FetchedResultsController<ResultType>, didChangeObject id: RecordID,
+        at indexPath: IndexPath?, for type: FetchedResultsChangeType, newIndexPath: IndexPath?)
+    /// The changes of the commit have all been reported.
+    func controllerDidChangeContent(_ controller: FetchedResultsController<ResultType>)
+    /// The whole change of the commit, for `performBatchUpdates`.
+    func controller(_ controller: FetchedResultsController<ResultType>, didChangeContentWith changes: ChangeSet)
+    /// The new snapshot (identifiers only), for a diffable data source.
+    func controller(_ controller: FetchedResultsController<ResultType>, didChangeContentWith snapshot: Snapshot)
+}
+
+extension FetchedResultsControllerDelegate {
+    public func controllerWillChangeContent(_ controller: FetchedResultsController<ResultType>) {}
+    public func controller(
+        _ controller: FetchedResultsController<ResultType>, didChange section: SectionInfo,
+        atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType) {}
+    public func controller(
+        _ controller: FetchedResultsController<ResultType>, didChangeObject id: RecordID,
+        at indexPath: IndexPath?, for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {}
+    public func controllerDidChangeContent(_ controller: FetchedResultsController<ResultType>) {}
+    public func controller(_ controller: FetchedResultsController<ResultType>, didChangeContentWith changes: ChangeSet) {}
+    public func controller(_ controller: FetchedResultsController<ResultType>, didChangeContentWith snapshot: Snapshot) {}
+}

@@ -1,0 +1,265 @@
+import Foundation
+import GRDB
+
+/// Keeps one controller's results current, commit by commit.
+///
+/// It runs on the store's writer queue right after each commit, when the database is in
+/// exactly the state that commit left, so every position it computes is exact. It asks
+/// SQLite only about the rows the commit touched: which of them match now, with their
+/// sort keys, and — for a binary search among the rows it holds — the sort keys of
+/// about log₂(n) untouched rows each. The cost of a change is O(changed rows · log n)
+/// queries plus one linear scan of the identifiers in memory.
+///
+/// A transaction that touches a large share of the rows falls back to a full identifier
+/// scan and a general difference; the change set is still exact.
+// @unchecked Sendable: mutable state lives in `state`, guarded by its lock; the other
+// properties are immutable. The lock is never held while calling out to user code.
+final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
+    struct Delivery: Sendable {
+        var change: ChangeSet
+        /// The presented (windowed) state after the change.
+        var state: ResultsState
+        var serial: UInt64
+        var token: Int64?
+    }
+
+    let table: String
+    let query: CompiledQuery
+    let section: SQLFragment?
+    let order: RowOrder
+    let diagnostics: Diagnostics
+    let readsToken: Bool
+    let deliveries: AsyncStream<Delivery>
+    private let continuation: AsyncStream<Delivery>.Continuation
+    private let state = Locked(State())
+
+    private struct State {
+        var full: ResultsState?
+        var pending = Set<Int64>()
+        var serial: UInt64 = 0
+        var stopped = false
+    }
+
+    init(query: CompiledQuery, section: SQLFragment?, diagnostics: Diagnostics, readsToken: Bool) {
+        self.table = query.table
+        self.query = query
+        self.section = section
+        self.order = RowOrder(query: query, hasSection: section != nil)
+        self.diagnostics = diagnostics
+        self.readsToken = readsToken
+        (deliveries, continuation) = AsyncStream.makeStream(of: Delivery.self)
+    }
+
+    // MARK: Fetching
+
+    /// Every matching identifier (the window is applied when presenting) and its sections.
+    static func fetchFull(_ db: Database, query: CompiledQuery, section: SQLFragment?, diagnostics: Diagnostics) throws -> ResultsState {
+        let (ids, runs) = try IdentifierScan.run(
+            db, SQLBuilder.identifiers(query, section: section, windowed: false),
+            withSection: section != nil, diagnostics: diagnostics)
+        return ResultsState(ids: ids, runs: runs, sectioned: section != nil)
+    }
+
+    func present(_ full: ResultsState) -> ResultsState {
+        query.isWindowed ? full.window(offset: query.offset ?? 0, limit: query.limit) : full
+    }
+
+    /// Installs the state the controller fetched. Commits seen since subscribing are
+    /// re-examined with the next commit (they may or may not be in the fetched state).
+    func install(_ full: ResultsState) {
+        state.withLock { $0.full = full }
+    }
+
+    var serial: UInt64 { state.withLock { $0.serial } }
+
+    func stop() {
+        state.withLock { $0.stopped = true }
+        continuation.finish()
+    }
+
+    // MARK: Commits
+
+    func didCommit(changedRowIDs: Set<Int64>, in db: Database) {
+        let delivery: Delivery? = state.withLock { s in
+            guard !s.stopped else { return nil }
+            guard let old = s.full else {
+                s.pending.formUnion(changedRowIDs)
+                return nil
+            }
+            var changed = changedRowIDs
+            if !s.pending.isEmpty {
+                changed.formUnion(s.pending)
+                s.pending = []
+            }
+            do {
+                let (new, change) = try apply(changed, to: old, db)
+                s.full = new
+                guard !change.isEmpty else { return nil }
+                s.serial += 1
+                let token = readsToken ? try? Store.changeToken(table: table, db) : nil
+                return Delivery(change: change, state: present(new), serial: s.serial, token: token)
+            } catch {
+                // The database could not be read: resynchronize with a reload signal.
+                s.full = nil
+                s.pending = changed
+                s.serial += 1
+                return Delivery(change: .reload, state: present(old), serial: s.serial, token: nil)
+            }
+        }
+        if let delivery {
+            diagnostics.count { $0.changeSets += 1 }
+            continuation.yield(delivery)
+        }
+    }
+
+    /// Whether `changed` rows are few enough for the incremental path.
+    static func isIncremental(changed: Int, total: Int) -> Bool {
+        changed <= Swift.max(2_048, total / 500)
+    }
+
+    func apply(_ changed: Set<Int64>, to old: ResultsState, _ db: Database) throws -> (ResultsState, ChangeSet) {
+        if Self.isIncremental(changed: changed.count, total: old.ids.count),
+           let result = try incremental(changed, old, db) {
+            if query.isWindowed {
+                return (result.0, Self.limitReload(ChangeSetBuilder.diff(old: present(old), new: present(result.0), changed: changed)))
+            }
+            return result
+        }
+        let new = try Self.fetchFull(db, query: query, section: section, diagnostics: diagnostics)
+        return (new, Self.limitReload(ChangeSetBuilder.diff(old: present(old), new: present(new), changed: changed)))
+    }
+
+    /// A change set so large that animating it makes no sense becomes a reload.
+    static func limitReload(_ change: ChangeSet) -> ChangeSet {
+        let size = change.deletedItems.count + change.insertedItems.count + change.movedItems.count
+        return size > 50_000 ? .reload : change
+    }
+
+    /// The incremental path; `nil` when the rows do not fit the section order (then the
+    /// caller rescans).
+    private func incremental(_ changed: Set<Int64>, _ old: ResultsState, _ db: Database) throws -> (ResultsState, ChangeSet)? {
+        // 1. The touched rows that match now, in result order, with their keys.
+        var json = "["
+        for (i, id) in changed.enumerated() {
+            if i > 0 { json += "," }
+            json += String(id)
+        }
+        json += "]"
+        let fragment = SQLBuilder.changedRows(query, section: section, identifiersJSON: json)
+        var rows: [RowKey] = []
+        let cursor = try Row.fetchCursor(db.cachedStatement(sql: fragment.sql), arguments: fragment.statementArguments)
+        while let row = try cursor.next() { rows.append(order.key(row)) }
+
+        // 2. Where the touched rows were.
+        let oldPositions = old.ids.positions(of: changed)
+        let removedDescending = oldPositions.sorted { $0.value > $1.value }
+
+        // 3. Remove them (highest first, so earlier offsets stay valid).
+        var ids = old.ids
+        var runs = old.runs
+        let offsets = old.offsets
+        for (_, index) in removedDescending {
+            let section = ResultsState.path(of: index, offsets: offsets).section
+            runs[section].count -= 1
+            ids.remove(at: index)
+        }
+
+        // 4. Binary-search each row's place among the untouched rows.
+        let probe = try db.cachedStatement(sql: SQLBuilder.sortKeys(query, section: section).sql)
+        let probeArguments = section?.arguments ?? []
+        var probed: [Int64: RowKey] = [:]
+        func key(at index: Int) throws -> RowKey {
+            let id = ids[index]
+            if let known = probed[id] { return known }
+            guard let row = try Row.fetchOne(probe, arguments: StatementArguments(probeArguments + [id.databaseValue])) else {
+                throw FolioError.recordNotFound(entity: table, id: RecordID(id))
+            }
+            let k = order.key(row)
+            probed[id] = k
+            return k
+        }
+        var gaps: [Int] = []
+        gaps.reserveCapacity(rows.count)
+        var low = 0
+        for row in rows {
+            var high = ids.count
+            while low < high {
+                let mid = (low + high) / 2
+                if order.precedes(try key(at: mid), row) { low = mid + 1 } else { high = mid }
+            }
+            gaps.append(low)
+        }
+
+        // 5. Insert them and place them in sections.
+        for (j, row) in rows.enumerated() {
+            let position = gaps[j] + j
+            if old.sectioned {
+                guard place(row.section ?? .null, at: position, in: &runs) else { return nil }
+            } else {
+                runs[0].count += 1
+            }
+            ids.insert(row.id, at: position)
+        }
+        if old.sectioned { runs.removeAll { $0.count == 0 } }
+        let new = ResultsState(ids: ids, runs: runs, sectioned: old.sectioned)
+        if query.isWindowed { return (new, ChangeSet()) }
+
+        // 6. Which rows left, came, moved or stayed.
+        let oldSorted = removedDescending.map(\.value).reversed() as [Int]
+        var rankOfOld: [Int: Int] = [:]
+        for (rank, index) in oldSorted.enumerated() { rankOfOld[index] = rank }
+        var deletions: [Int] = []
+        var insertions: [(index: Int, id: Int64)] = []
+        var candidates: [(old: Int, new: Int, gap: Int)] = []
+        var survivors: [ChangeSetBuilder.Survivor] = []
+        var matched = Set<Int64>()
+        for (j, row) in rows.enumerated() {
+            let position = gaps[j] + j
+            matched.insert(row.id)
+            if let oldIndex = oldPositions[row.id] {
+                let oldGap = oldIndex - rankOfOld[oldIndex]!
+                if oldGap == gaps[j] {
+                    candidates.append((oldIndex, position, gaps[j]))
+                } else {
+                    survivors.append(.init(oldIndex: oldIndex, newIndex: position, stationary: false, updated: true))
+                }
+            } else {
+                insertions.append((position, row.id))
+            }
+        }
+        for (id, index) in oldPositions where !matched.contains(id) { deletions.append(index) }
+        // Within one gap, rows that kept their relative order stay; the others move.
+        var start = 0
+        while start < candidates.count {
+            var end = start
+            while end < candidates.count && candidates[end].gap == candidates[start].gap { end += 1 }
+            let group = Array(candidates[start..<end])
+            let keep = Set(ChangeSetBuilder.longestIncreasing(group.map { ($0.old, 1) }))
+            for (k, c) in group.enumerated() {
+                survivors.append(.init(oldIndex: c.old, newIndex: c.new, stationary: keep.contains(k), updated: true))
+            }
+            start = end
+        }
+        let change = ChangeSetBuilder.assemble(
+            old: old, new: new, deletions: deletions, insertions: insertions, survivors: survivors)
+        return (new, change)
+    }
+
+    /// Adds one row with section value `value` at `position` of the runs; false when the
+    /// position is inside another section (the sort does not follow the section key).
+    private func place(_ value: DatabaseValue, at position: Int, in runs: inout [SectionRun]) -> Bool {
+        var before: Int? = nil, after: Int? = nil
+        var start = 0
+        for (i, run) in runs.enumerated() where run.count > 0 {
+            if position - 1 >= start && position - 1 < start + run.count { before = i }
+            if position >= start && position < start + run.count { after = i; break }
+            start += run.count
+        }
+        if let before, runs[before].value == value { runs[before].count += 1; return true }
+        if let after, runs[after].value == value { runs[after].count += 1; return true }
+        if let before, let after, before == after { return false }
+        let index = before.map { $0 + 1 } ?? after ?? runs.count
+        runs.insert(SectionRun(value: value, count: 1), at: index)
+        return true
+    }
+}
