@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+@testable import Folio
+
+/// A second declaration of the same table with one more index: a new version hash.
+struct ArticleV2: Record {
+    var id: RecordID?
+    var title = ""
+    var url = ""
+    var published = Date(timeIntervalSince1970: 0)
+    var score = 0
+    var category: String? = nil
+    var isRead = false
+
+    static let entity = Entity<ArticleV2>("article", [
+        Attribute(\.title, indexed: true),
+        Attribute(\.url, unique: true),
+        Attribute(\.published, indexed: true),
+        Attribute(\.score, indexed: true),
+        Attribute(\.category),
+        Attribute(\.isRead),
+    ])
+}
+
+@Suite("Persistent section cache")
+@MainActor
+struct SectionCacheTests {
+    let directory: URL
+    let path: String
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-cache-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        path = directory.appendingPathComponent("store.sqlite").path
+    }
+
+    func request(_ predicate: Predicate<Article>? = nil) -> FetchRequest<Article> {
+        var r = FetchRequest<Article>(predicate: predicate, sortBy: [SortDescriptor(\.published, order: .reverse)])
+        r.batchSize = 20
+        return r
+    }
+
+    /// Opens the store, fetches with the cache, returns the outcome, the snapshot and the scans run.
+    func fetch(_ store: Store, _ request: FetchRequest<Article>, name: String = "feed") async throws -> (SectionCache.Outcome, Snapshot, Int) {
+        let controller = FetchedResultsController(request, store: store, sectionBy: .day(\.published), cacheName: name)
+        store.diagnostics.resetCounters()
+        try controller.performFetch()
+        await controller.flushCache()
+        let uncached = FetchedResultsController(request, store: store, sectionBy: .day(\.published))
+        let scans = store.diagnostics.counters.identifierScans
+        try uncached.performFetch()
+        #expect(controller.snapshot == uncached.snapshot, "a cached answer is never a wrong answer")
+        #expect(controller.sections.map(\.name) == uncached.sections.map(\.name))
+        return (controller.lastCacheOutcome, controller.snapshot, scans)
+    }
+
+    @Test func reusedWhenValidAndRebuiltWhenNot() async throws {
+        let store = try Store(path: path, records: [Article.self])
+        try seed(store, count: 500)
+        let (first, _, scans1) = try await fetch(store, request())
+        #expect(first == .rebuilt("no cache file"))
+        #expect(scans1 == 1)
+        // Same request, no write: reused, no identifier scan.
+        let (second, _, scans2) = try await fetch(store, request())
+        #expect(second == .reused)
+        #expect(scans2 == 0)
+        // Any write since → rebuilt.
+        try writeSync(store) { tx in var a = Article(title: "new", published: Date(timeIntervalSince1970: 1e6)); try tx.insert(&a) }
+        let (third, snapshot, _) = try await fetch(store, request())
+        #expect(third == .rebuilt("the store changed since the cache was written"))
+        #expect(snapshot.numberOfItems == 501)
+        // A write from outside the store's connections (raw sqlite through another GRDB
+        // connection) moves the change token too: the triggers see every writer.
+        let (again, _, _) = try await fetch(store, request())
+        #expect(again == .reused)
+        let other = try DatabaseQueueFactory.open(path)
+        try await other.write { db in try db.execute(sql: "DELETE FROM article WHERE score < 10") }
+        let (fourth, snapshot4, _) = try await fetch(store, request())
+        #expect(fourth == .rebuilt("the store changed since the cache was written"))
+        #expect(snapshot4.numberOfItems == 490)  // 500 seeded + 1 new, 11 with score < 10
+        // A different request under the same name → rebuilt, never the old answer.
+        let (fifth, snapshot5, _) = try await fetch(store, request(#Predicate { $0.score < 100 }))
+        #expect(fifth == .rebuilt("fetch request differs"))
+        #expect(snapshot5.numberOfItems == 90)
+    }
+
+    @Test func rebuiltAfterASchemaVersionChange() async throws {
+        do {
+            let store = try Store(path: path, records: [Article.self])
+            try seed(store, count: 50)
+            _ = try await fetch(store, request())
+        }
+        // Same table, new version hash: the store refuses the old file's schema, so the
+        // version check is exercised through the cache file directly.
+        let store = try Store(path: path, records: [Article.self])
+        let url = try SectionCache.url(forName: "feed", in: store)
+        let token = try store.changeToken(for: Article.self)
+        let query = try request().compile(requireSort: true)
+        let fingerprint = SectionCache.Fingerprint(
+            entity: "article", versionHash: ArticleV2.entity.versionHash, query: query.fingerprint, sectionKey: "day")
+        #expect(ArticleV2.entity.versionHash != Article.entity.versionHash)
+        guard case .failure(let reason) = SectionCache.read(url, expecting: fingerprint, token: token) else {
+            Issue.record("a cache written for another version hash was accepted")
+            return
+        }
+        #expect(reason == "entity version hash differs")
+    }
+
+    @Test(arguments: ["truncated", "flipped", "garbage", "empty"])
+    func corruptFilesAreRebuiltWithoutACrash(_ damage: String) async throws {
+        let store = try Store(path: path, records: [Article.self])
+        try seed(store, count: 300)
+        _ = try await fetch(store, request())
+        let url = try SectionCache.url(forName: "feed", in: store)
+        var data = try Data(contentsOf: url)
+        switch damage {
+        case "truncated": data = data.prefix(data.count / 2)
+        case "flipped": data[data.count / 2] ^= 0xFF
+        case "garbage": data = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        default: data = Data()
+        }
+        try data.write(to: url)
+        let (outcome, snapshot, scans) = try await fetch(store, request())
+        guard case .rebuilt = outcome else {
+            Issue.record("a \(damage) cache was used: \(outcome)")
+            return
+        }
+        #expect(scans == 1)
+        #expect(snapshot.numberOfItems == 300)
+        // And the rewritten file is good again.
+        let (next, _, _) = try await fetch(store, request())
+        #expect(next == .reused)
+    }
+
+    @Test(arguments: ["", "../evil", "a/b", "..", "a\\b", "tab\there", "nul\0", String(repeating: "x", count: 201)])
+    func badCacheNamesThrow(_ name: String) throws {
+        let store = try Store.inMemory(records: [Article.self])
+        let controller = FetchedResultsController(request(), store: store, sectionBy: .day(\.published), cacheName: name)
+        #expect(throws: FolioError.self) { try controller.performFetch() }
+        #expect(throws: FolioError.self) { try FetchedResultsController<Article>.deleteCache(withName: name, in: store) }
+    }
+
+    @Test func deleteCaches() async throws {
+        let store = try Store(path: path, records: [Article.self])
+        try seed(store, count: 10)
+        _ = try await fetch(store, request(), name: "one")
+        _ = try await fetch(store, request(), name: "two")
+        try FetchedResultsController<Article>.deleteCache(withName: "one", in: store)
+        #expect(try await fetch(store, request(), name: "one").0 == .rebuilt("no cache file"))
+        #expect(try await fetch(store, request(), name: "two").0 == .reused)
+        try FetchedResultsController<Article>.deleteCache(withName: nil, in: store)
+        #expect(try await fetch(store, request(), name: "two").0 == .rebuilt("no cache file"))
+    }
+
+    @Test func persistentTrackingKeepsTheCacheCurrent() async throws {
+        let store = try Store(path: path, records: [Article.self])
+        try seed(store, count: 100)
+        let controller = FetchedResultsController(request(), store: store, sectionBy: .day(\.published), cacheName: "live")
+        let delegate = CountingDelegate()
+        controller.delegate = delegate
+        try controller.performFetch()
+        #expect(controller.trackingMode == .persistent)
+        try writeSync(store) { tx in var a = Article(title: "x", published: Date(timeIntervalSince1970: 5e5)); try tx.insert(&a) }
+        await controller.waitForChanges()
+        await controller.flushCache()
+        #expect(delegate.count == 1)
+        let (outcome, snapshot, _) = try await fetch(store, request(), name: "live")
+        #expect(outcome == .reused, "the tracked controller rewrote its cache after the change")
+        #expect(snapshot.numberOfItems == 101)
+    }
+}
+
+@MainActor
+final class CountingDelegate: FetchedResultsControllerDelegate {
+    var count = 0
+    func controller(_ controller: FetchedResultsController<Article>, didChangeContentWith changes: ChangeSet) { count += 1 }
+}
