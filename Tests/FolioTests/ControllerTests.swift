@@ -98,7 +98,7 @@ struct ControllerTests {
         let controller = FetchedResultsController(request(), store: store, sectionBy: nil)
         let changes = RecordingDelegate()
         controller.delegate = changes
-        try controller.performFetch()
+        try await controller.performFetch()
         var model = TableViewModel(controller.snapshot)
         #expect(model.sections == [[]])
         // Insert into empty.
@@ -149,7 +149,7 @@ struct ControllerTests {
         let delegate = RecordingDelegate()
         controller.delegate = delegate
         let changes = delegate
-        try controller.performFetch()
+        try await controller.performFetch()
         var model = TableViewModel(controller.snapshot)
         var x = Article(title: "x", score: 1, category: "m")
         var y = Article(title: "y", score: 2, category: "m")
@@ -187,7 +187,7 @@ struct ControllerTests {
         let changes = RecordingDelegate()
         controller.delegate = changes
         try seed(store, count: 20)
-        try controller.performFetch()
+        try await controller.performFetch()
         var model = TableViewModel(controller.snapshot)
         #expect(controller.snapshot.numberOfItems == 10)
         let ids = try store.fetchIdentifiers(request())
@@ -212,7 +212,7 @@ struct ControllerTests {
         let controller = FetchedResultsController(request(limit: 5, offset: 3), store: store)
         let changes = RecordingDelegate()
         controller.delegate = changes
-        try controller.performFetch()
+        try await controller.performFetch()
         var model = TableViewModel(controller.snapshot)
         #expect(model.sections[0].count == 5)
         // An insert before the window shifts it.
@@ -246,7 +246,7 @@ struct ControllerTests {
         let changes = RecordingDelegate()
         controller.delegate = changes
         store.diagnostics.resetCounters()
-        try controller.performFetch()
+        try await controller.performFetch()
         let snapshot = controller.snapshot
         #expect(snapshot.numberOfItems == 100_000)
         #expect(controller.sections.count == 70)  // 100,000 minutes ≈ 69.4 days
@@ -271,7 +271,7 @@ struct ControllerTests {
         let controller = FetchedResultsController(request(#Predicate { $0.score < 10 }), store: store)
         let delegate = RecordingDelegate()
         controller.delegate = delegate
-        try controller.performFetch()
+        try await controller.performFetch()
         var model = TableViewModel(controller.snapshot)
         let change = try controller.setRequest(request(#Predicate { $0.score >= 5 && $0.score < 15 }))
         try model.apply(change, dataSource: controller.snapshot)
@@ -290,7 +290,7 @@ struct ControllerTests {
     @Test func noTrackingWithoutDelegateOrSubscriber() async throws {
         try seed(store, count: 5)
         let controller = FetchedResultsController(request(), store: store)
-        try controller.performFetch()
+        try await controller.performFetch()
         #expect(controller.trackingMode == .none)
         var a = Article(title: "new", score: 2)
         try writeSync(store) { tx in try tx.insert(&a) }
@@ -321,5 +321,37 @@ struct ControllerTests {
         #expect(model == TableViewModel(after))
         #expect(change.deletedItems == [IndexPath(item: 0, section: 0)])
         #expect(change.insertedItems == [IndexPath(item: 9, section: 0)])
+    }
+
+    @Test func computedSectionKeyReadsOnlyItsColumn() async throws {
+        try seed(store, count: 100)
+        var r = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        r.batchSize = 10
+        let controller = FetchedResultsController(
+            r, store: store, sectionBy: .computed(\.score, name: "tens") { "\($0 / 10 * 10)" })
+        let changes = RecordingDelegate()
+        controller.delegate = changes
+        let recorder = SQLRecorder(store)
+        store.diagnostics.resetCounters()
+        try await controller.performFetch()
+        #expect(controller.sections.count == 10)
+        #expect(Array(controller.sections.map(\.name).prefix(3)) == ["0", "10", "20"])
+        #expect(recorder.statements.contains(#"SELECT "id", "score" FROM "article" ORDER BY "score", "id""#))
+        #expect(store.diagnostics.counters.recordsMaterialized == 0)
+        var model = TableViewModel(controller.snapshot)
+        let first = controller.identifier(at: IndexPath(item: 0, section: 0))
+        let change = try await step(controller, &model, changes) { tx in
+            try tx.database.execute(sql: "UPDATE article SET score = 1000 WHERE id = ?", arguments: [first.rawValue])
+        }
+        #expect(change?.insertedSections == [10])
+        #expect(controller.sections.last?.name == "1000")
+    }
+
+    @Test func sectionsThatDoNotFollowTheSortThrow() async throws {
+        try seed(store, count: 10)
+        let controller = FetchedResultsController(
+            FetchRequest<Article>(sortBy: [SortDescriptor(\.score)]), store: store,
+            sectionBy: .computed(\.score, name: "parity") { $0 % 2 == 0 ? "even" : "odd" })
+        await #expect(throws: FolioError.self) { try await controller.performFetch() }
     }
 }

@@ -44,11 +44,11 @@ struct SectionCacheTests {
     func fetch(_ store: Store, _ request: FetchRequest<Article>, name: String = "feed") async throws -> (SectionCache.Outcome, Snapshot, Int) {
         let controller = FetchedResultsController(request, store: store, sectionBy: .day(\.published), cacheName: name)
         store.diagnostics.resetCounters()
-        try controller.performFetch()
+        try await controller.performFetch()
         await controller.flushCache()
         let uncached = FetchedResultsController(request, store: store, sectionBy: .day(\.published))
         let scans = store.diagnostics.counters.identifierScans
-        try uncached.performFetch()
+        try await uncached.performFetch()
         #expect(controller.snapshot == uncached.snapshot, "a cached answer is never a wrong answer")
         #expect(controller.sections.map(\.name) == uncached.sections.map(\.name))
         return (controller.lastCacheOutcome, controller.snapshot, scans)
@@ -158,7 +158,7 @@ struct SectionCacheTests {
         let controller = FetchedResultsController(request(), store: store, sectionBy: .day(\.published), cacheName: "live")
         let delegate = CountingDelegate()
         controller.delegate = delegate
-        try controller.performFetch()
+        try await controller.performFetch()
         #expect(controller.trackingMode == .persistent)
         try writeSync(store) { tx in var a = Article(title: "x", published: Date(timeIntervalSince1970: 5e5)); try tx.insert(&a) }
         await controller.waitForChanges()

@@ -99,9 +99,29 @@ public final class FetchedResultsController<R: Record> {
     ///   ``FolioError/sectionKeyNotLeadingSort(sectionKey:firstSort:)``,
     ///   ``FolioError/invalidCacheName(_:reason:)``, predicate errors, SQLite errors.
     public func performFetch() throws {
+        _ = nextGeneration()
         let (state, tracker) = try load(fetchRequest)
         replaceTracker(tracker)
         setPresented(state)
+    }
+
+    /// Fetches like ``performFetch()``, reading on a background connection so the main
+    /// actor stays free during the identifier scan.
+    public func performFetch() async throws {
+        let generation = nextGeneration()
+        let (state, tracker) = try await loadAsync(fetchRequest)
+        guard generation == self.generation else {
+            if let tracker { tracker.stop(); store.hub.unsubscribe(tracker) }
+            return
+        }
+        replaceTracker(tracker)
+        setPresented(state)
+    }
+
+    private var generation = 0
+    private func nextGeneration() -> Int {
+        generation += 1
+        return generation
     }
 
     /// Replaces the request on a live controller — a new predicate, sort, limit — and
@@ -109,6 +129,7 @@ public final class FetchedResultsController<R: Record> {
     /// delegate and to ``changes``).
     @discardableResult
     public func setRequest(_ request: FetchRequest<R>) throws -> ChangeSet {
+        _ = nextGeneration()
         let (state, tracker) = try load(request)
         fetchRequest = request
         replaceTracker(tracker)
@@ -128,7 +149,7 @@ public final class FetchedResultsController<R: Record> {
         }
     }
 
-    private func validatedQuery(_ request: FetchRequest<R>) throws -> (CompiledQuery, SQLFragment?) {
+    private func validatedQuery(_ request: FetchRequest<R>) throws -> (CompiledQuery, SectionExpression?) {
         try store.requireEntity(R.self)
         let query = try request.compile(requireSort: true)
         guard let sectionKey else { return (query, nil) }
@@ -141,9 +162,33 @@ public final class FetchedResultsController<R: Record> {
         return (query, try sectionKey.expression())
     }
 
-    /// Reads the state for `request` — from the cache when valid — with a tracker
-    /// subscribed first, so that no commit can fall between the read and the tracking.
-    private func load(_ request: FetchRequest<R>) throws -> (ResultsState, ResultsTracker?) {
+    /// Everything a fetch needs, prepared on the main actor.
+    private struct LoadPlan: Sendable {
+        var query: CompiledQuery
+        var section: SectionExpression?
+        var cacheURL: URL?
+        var fingerprint: SectionCache.Fingerprint
+        var tracker: ResultsTracker?
+        var diagnostics: Diagnostics
+
+        /// Reads the state — from the cache when valid — in one read transaction.
+        func read(_ db: Database) throws -> (ResultsState, SectionCache.Outcome, Int64) {
+            let token = try Store.changeToken(table: query.table, db)
+            var outcome = SectionCache.Outcome.notUsed
+            if let cacheURL {
+                switch SectionCache.read(cacheURL, expecting: fingerprint, token: token) {
+                case .success(let state): return (state, .reused, token)
+                case .failure(let reason): outcome = .rebuilt(reason)
+                }
+            }
+            let state = try ResultsTracker.fetchFull(db, query: query, section: section, diagnostics: diagnostics)
+            return (state, outcome, token)
+        }
+    }
+
+    /// Validates the request and subscribes a tracker first, so that no commit can fall
+    /// between the read and the tracking.
+    private func plan(_ request: FetchRequest<R>) throws -> LoadPlan {
         let (query, section) = try validatedQuery(request)
         let cacheURL = try cacheName.map { try SectionCache.url(forName: $0, in: store) }
         var tracker: ResultsTracker? = nil
@@ -152,36 +197,54 @@ public final class FetchedResultsController<R: Record> {
             store.hub.subscribe(t)
             tracker = t
         }
-        let fingerprint = SectionCache.Fingerprint(
+        return LoadPlan(
+            query: query, section: section, cacheURL: cacheURL, fingerprint: fingerprint(query),
+            tracker: tracker, diagnostics: store.diagnostics)
+    }
+
+    private func fingerprint(_ query: CompiledQuery) -> SectionCache.Fingerprint {
+        SectionCache.Fingerprint(
             entity: R.entity.name, versionHash: R.entity.versionHash, query: query.fingerprint,
             sectionKey: sectionKey?.description ?? "-")
-        let diagnostics = store.diagnostics
-        let loaded: (ResultsState, SectionCache.Outcome, Int64)
+    }
+
+    private func finish(_ plan: LoadPlan, _ loaded: (ResultsState, SectionCache.Outcome, Int64)) -> (ResultsState, ResultsTracker?) {
+        let (full, outcome, token) = loaded
+        plan.tracker?.install(full)
+        lastCacheOutcome = outcome
+        if let cacheURL = plan.cacheURL, outcome != .reused {
+            scheduleCacheWrite(full, fingerprint: plan.fingerprint, token: token, to: cacheURL, delay: false)
+        }
+        let query = plan.query
+        let presentedState = query.isWindowed ? full.window(offset: query.offset ?? 0, limit: query.limit) : full
+        return (presentedState, plan.tracker)
+    }
+
+    private func abandon(_ plan: LoadPlan) {
+        if let tracker = plan.tracker {
+            tracker.stop()
+            store.hub.unsubscribe(tracker)
+        }
+    }
+
+    private func load(_ request: FetchRequest<R>) throws -> (ResultsState, ResultsTracker?) {
+        let plan = try plan(request)
         do {
-            loaded = try store.readSync { db in
-                let token = try Store.changeToken(table: query.table, db)
-                var outcome = SectionCache.Outcome.notUsed
-                if let cacheURL {
-                    switch SectionCache.read(cacheURL, expecting: fingerprint, token: token) {
-                    case .success(let state): return (state, .reused, token)
-                    case .failure(let reason): outcome = .rebuilt(reason)
-                    }
-                }
-                let state = try ResultsTracker.fetchFull(db, query: query, section: section, diagnostics: diagnostics)
-                return (state, outcome, token)
-            }
+            return finish(plan, try store.readSync { db in try plan.read(db) })
         } catch {
-            if let tracker { tracker.stop(); store.hub.unsubscribe(tracker) }
+            abandon(plan)
             throw error
         }
-        let (full, outcome, token) = loaded
-        tracker?.install(full)
-        lastCacheOutcome = outcome
-        if let cacheURL, outcome != .reused {
-            scheduleCacheWrite(full, fingerprint: fingerprint, token: token, to: cacheURL, delay: false)
+    }
+
+    private func loadAsync(_ request: FetchRequest<R>) async throws -> (ResultsState, ResultsTracker?) {
+        let plan = try plan(request)
+        do {
+            return finish(plan, try await store.read { db in try plan.read(db) })
+        } catch {
+            abandon(plan)
+            throw error
         }
-        let presentedState = query.isWindowed ? full.window(offset: query.offset ?? 0, limit: query.limit) : full
-        return (presentedState, tracker)
     }
 
     private func replaceTracker(_ new: ResultsTracker?) {
@@ -223,13 +286,8 @@ public final class FetchedResultsController<R: Record> {
         }
         deliver(delivery.change, newState: delivery.state)
         if let token = delivery.token, let cacheName, let url = try? SectionCache.url(forName: cacheName, in: store),
-           let (query, _) = try? validatedQuery(fetchRequest) {
-            let fingerprint = SectionCache.Fingerprint(
-                entity: R.entity.name, versionHash: R.entity.versionHash, query: query.fingerprint,
-                sectionKey: sectionKey?.description ?? "-")
-            if !query.isWindowed {
-                scheduleCacheWrite(delivery.state, fingerprint: fingerprint, token: token, to: url, delay: true)
-            }
+           let (query, _) = try? validatedQuery(fetchRequest), !query.isWindowed {
+            scheduleCacheWrite(delivery.state, fingerprint: fingerprint(query), token: token, to: url, delay: true)
         }
         resumeWaiters()
     }

@@ -25,7 +25,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
 
     let table: String
     let query: CompiledQuery
-    let section: SQLFragment?
+    let section: SectionExpression?
     let order: RowOrder
     let diagnostics: Diagnostics
     let readsToken: Bool
@@ -40,11 +40,11 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         var stopped = false
     }
 
-    init(query: CompiledQuery, section: SQLFragment?, diagnostics: Diagnostics, readsToken: Bool) {
+    init(query: CompiledQuery, section: SectionExpression?, diagnostics: Diagnostics, readsToken: Bool) {
         self.table = query.table
         self.query = query
         self.section = section
-        self.order = RowOrder(query: query, hasSection: section != nil)
+        self.order = RowOrder(query: query, section: section)
         self.diagnostics = diagnostics
         self.readsToken = readsToken
         (deliveries, continuation) = AsyncStream.makeStream(of: Delivery.self)
@@ -53,10 +53,10 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
     // MARK: Fetching
 
     /// Every matching identifier (the window is applied when presenting) and its sections.
-    static func fetchFull(_ db: Database, query: CompiledQuery, section: SQLFragment?, diagnostics: Diagnostics) throws -> ResultsState {
+    static func fetchFull(_ db: Database, query: CompiledQuery, section: SectionExpression?, diagnostics: Diagnostics) throws -> ResultsState {
         let (ids, runs) = try IdentifierScan.run(
-            db, SQLBuilder.identifiers(query, section: section, windowed: false),
-            withSection: section != nil, diagnostics: diagnostics)
+            db, SQLBuilder.identifiers(query, section: section?.fragment, windowed: false),
+            withSection: section != nil, sectionTransform: section?.transform, diagnostics: diagnostics)
         return ResultsState(ids: ids, runs: runs, sectioned: section != nil)
     }
 
@@ -145,7 +145,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
             json += String(id)
         }
         json += "]"
-        let fragment = SQLBuilder.changedRows(query, section: section, identifiersJSON: json)
+        let fragment = SQLBuilder.changedRows(query, section: section?.fragment, identifiersJSON: json)
         var rows: [RowKey] = []
         let cursor = try Row.fetchCursor(db.cachedStatement(sql: fragment.sql), arguments: fragment.statementArguments)
         while let row = try cursor.next() { rows.append(order.key(row)) }
@@ -165,8 +165,8 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         }
 
         // 4. Binary-search each row's place among the untouched rows.
-        let probe = try db.cachedStatement(sql: SQLBuilder.sortKeys(query, section: section).sql)
-        let probeArguments = section?.arguments ?? []
+        let probe = try db.cachedStatement(sql: SQLBuilder.sortKeys(query, section: section?.fragment).sql)
+        let probeArguments = section?.fragment.arguments ?? []
         var probed: [Int64: RowKey] = [:]
         func key(at index: Int) throws -> RowKey {
             let id = ids[index]

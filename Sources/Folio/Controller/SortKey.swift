@@ -14,13 +14,13 @@ struct RowKey {
 /// compares them exactly as the query's `ORDER BY` does.
 struct RowOrder {
     let terms: [OrderTerm]
-    let hasSection: Bool
+    let section: SectionExpression?
     /// For each term, the column of the row that holds it.
     private let sources: [Int]
 
-    init(query: CompiledQuery, hasSection: Bool) {
+    init(query: CompiledQuery, section: SectionExpression?) {
         self.terms = query.order
-        self.hasSection = hasSection
+        self.section = section
         var sources: [Int] = []
         var next = 1
         for term in query.order {
@@ -32,8 +32,8 @@ struct RowOrder {
     func key(_ row: Row) -> RowKey {
         let id: Int64 = row[0]
         let values = sources.map { row[$0] as DatabaseValue }
-        let section: DatabaseValue? = hasSection ? row[row.count - 1] as DatabaseValue : nil
-        return RowKey(id: id, values: values, section: section)
+        let value: DatabaseValue? = section.map { $0.value(row[row.count - 1] as DatabaseValue) }
+        return RowKey(id: id, values: values, section: value)
     }
 
     /// Whether `a` comes before `b` in the results.

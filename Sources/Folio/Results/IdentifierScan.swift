@@ -18,6 +18,7 @@ enum IdentifierScan {
         _ db: Database,
         _ fragment: SQLFragment,
         withSection: Bool,
+        sectionTransform: (@Sendable (DatabaseValue) -> DatabaseValue)? = nil,
         diagnostics: Diagnostics,
         progressInterval: Int = 4096,
         progress: ((Int) throws -> Void)? = nil
@@ -43,7 +44,16 @@ enum IdentifierScan {
             }
             builder.append(sqlite3_column_int64(sqlite, 0))
             rows += 1
-            if withSection {
+            if withSection, let sectionTransform {
+                let value = sectionTransform(DatabaseValue(sqliteStatement: sqlite, index: 1))
+                if let previousValue, value == previousValue {
+                    runCount += 1
+                } else {
+                    if let previousValue { runs.append(SectionRun(value: previousValue, count: runCount)) }
+                    previousValue = value
+                    runCount = 1
+                }
+            } else if withSection {
                 var same = false
                 if let previousValue {
                     let type = sqlite3_column_type(sqlite, 1)
@@ -70,6 +80,10 @@ enum IdentifierScan {
         }
         if let previousValue { runs.append(SectionRun(value: previousValue, count: runCount)) }
         if let progress { try progress(rows) }
+        if withSection && Set(runs.map(\.value)).count != runs.count {
+            throw FolioError.sectionsNotContiguous(
+                "a section value appears in two places of the sorted results; the section key must follow the first sort descriptor")
+        }
         return (builder.finish(), runs)
     }
 }

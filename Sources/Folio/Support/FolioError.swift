@@ -19,6 +19,8 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsupportedSortDescriptor(entity: String, description: String)
     /// The first sort descriptor does not order by the section key.
     case sectionKeyNotLeadingSort(sectionKey: String, firstSort: String)
+    /// The section key does not follow the sort: a section would be split in two.
+    case sectionsNotContiguous(String)
     /// A record that was expected in the store is not there.
     case recordNotFound(entity: String, id: RecordID?)
     /// A record type passed to a store that was not opened with it.
@@ -52,6 +54,8 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
             "The sort descriptor \(description) on '\(entity)' has no key path Folio can translate"
         case .sectionKeyNotLeadingSort(let sectionKey, let firstSort):
             "The section key \(sectionKey) must be the first sort descriptor, found \(firstSort)"
+        case .sectionsNotContiguous(let reason):
+            "Sections are not contiguous: \(reason)"
         case .recordNotFound(let entity, let id):
             "No record \(id.map(String.init(describing:)) ?? "without id") in '\(entity)'"
         case .unknownEntity(let name):
