@@ -30,9 +30,24 @@ public struct Entity<Root: Record>: Sendable {
         attributes.first { $0.keyPath == keyPath }
     }
 
+    /// Whether `keyPath` is the record's `id`. `\Article.id` written where the type is
+    /// known is not `==` to `\Root.id` formed here (a stored-property component versus the
+    /// protocol requirement's), so a key path of the identifier's type is probed instead:
+    /// it must read back whatever `id` is set to.
+    func isIdentifier(_ keyPath: AnyKeyPath) -> Bool {
+        if keyPath == \Root.id { return true }
+        guard let path = keyPath as? KeyPath<Root, RecordID?> else { return false }
+        var probe = Root()
+        for raw in [Int64.min, Int64.max] {
+            probe.id = RecordID(raw)
+            guard probe[keyPath: path] == RecordID(raw) else { return false }
+        }
+        return true
+    }
+
     /// Column name for a key path, `id` for `\.id`.
     func column(for keyPath: AnyKeyPath) throws -> String {
-        if keyPath == \Root.id { return "id" }
+        if isIdentifier(keyPath) { return "id" }
         if let attribute = attribute(for: keyPath) { return attribute.column }
         throw FolioError.unknownKeyPath(entity: name, keyPath: String(describing: keyPath))
     }

@@ -154,8 +154,10 @@ extension PredicateExpressions.Disjunction: FolioTranslatableExpression {
 
 extension PredicateExpressions.Negation: FolioTranslatableExpression {
     func sqlTerm<R>(_ t: PredicateTranslator<R>) throws -> SQLTerm {
+        // A comparison with NULL (a nil optional, or NaN, which SQLite stores as NULL) is
+        // NULL in SQL and false in Swift; NOT NULL would stay NULL, so count it as false first.
         let inner = try t.term(wrapped).fragment
-        return .expression(SQLFragment("(NOT \(inner.sql))", inner.arguments))
+        return .expression(SQLFragment("(NOT coalesce(\(inner.sql), 0))", inner.arguments))
     }
 }
 
@@ -202,10 +204,10 @@ extension PredicateExpressions.SequenceStartsWith: FolioTranslatableExpression {
             throw FolioError.unsupportedPredicate(
                 expression: "SequenceStartsWith on \(Base.Output.self)", reason: "only String.starts(with:) is supported")
         }
+        // The first occurrence is at 1 exactly when base starts with prefix. Unlike
+        // substr/length, instr compares every byte (length stops at a NUL).
         let base = try t.term(self.base).fragment, prefix = try t.term(self.prefix).fragment
-        return .expression(SQLFragment(
-            "(substr(\(base.sql), 1, length(\(prefix.sql))) = \(prefix.sql))",
-            base.arguments + prefix.arguments + prefix.arguments))
+        return .expression(SQLFragment("(instr(\(base.sql), \(prefix.sql)) = 1)", base.arguments + prefix.arguments))
     }
 }
 
@@ -217,8 +219,14 @@ extension PredicateExpressions.SequenceContains: FolioTranslatableExpression {
                 expression: "SequenceContains", reason: "only membership in a literal array, like [a, b].contains($0.x), is supported")
         }
         let element = try t.term(self.element).fragment
+        // `x IN (…, NULL)` is never true for a NULL x, while Swift finds nil in [a, nil].
+        let nonNull = values.filter { !$0.isNull }
+        let isNull = SQLFragment("(\(element.sql) IS NULL)", element.arguments)
         if values.isEmpty { return .expression(SQLFragment("(0)")) }
-        let list = SQLTerm.list(values).fragment
-        return .expression(SQLFragment("(\(element.sql) IN \(list.sql))", element.arguments + list.arguments))
+        if nonNull.isEmpty { return .expression(isNull) }
+        let list = SQLTerm.list(nonNull).fragment
+        let membership = SQLFragment("(\(element.sql) IN \(list.sql))", element.arguments + list.arguments)
+        if nonNull.count == values.count { return .expression(membership) }
+        return .expression(SQLFragment("(\(membership.sql) OR \(isNull.sql))", membership.arguments + isNull.arguments))
     }
 }
