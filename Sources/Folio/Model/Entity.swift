@@ -52,12 +52,14 @@ public struct Entity<Root: Record>: Sendable {
         throw FolioError.unknownKeyPath(entity: name, keyPath: String(describing: keyPath))
     }
 
-    /// Decodes a record from a row laid out as `id, attributes…`.
+    /// Decodes a record from a row laid out as `id, attributes…`. Read rows from a cursor:
+    /// text containing a NUL is exact only there (see ``Row/exactValue(atIndex:)``).
     func decode(_ row: Row) throws -> Root {
         var record = Root()
         record.id = RecordID(row[0] as Int64)
         for (index, attribute) in attributes.enumerated() {
-            try attribute.decode(&record, row[index + 1] as DatabaseValue)
+            let value = attribute.type == .string ? row.exactValue(atIndex: index + 1) : row[index + 1] as DatabaseValue
+            try attribute.decode(&record, value)
         }
         return record
     }

@@ -54,9 +54,11 @@ enum SQLTerm {
     var fragment: SQLFragment {
         switch self {
         case .column(let name): SQLFragment(name)
-        case .value(let v): v.isNull ? SQLFragment("NULL") : SQLFragment("?", [v])
+        case .value(let v): v.isNull ? SQLFragment("NULL") : SQLBuilder.placeholder(for: v)
         case .list(let values):
-            SQLFragment("(" + values.map { _ in "?" }.joined(separator: ", ") + ")", values)
+            SQLFragment(
+                "(" + values.map { SQLBuilder.placeholder(for: $0).sql }.joined(separator: ", ") + ")",
+                values.flatMap { SQLBuilder.placeholder(for: $0).arguments })
         case .expression(let f): f
         }
     }

@@ -25,6 +25,15 @@ enum SQLBuilder {
         }
     }
 
+    /// The placeholder of one bound value: `?`, or `CAST(? AS TEXT)` with the UTF-8 bytes
+    /// bound as a blob for text that contains a NUL, which GRDB would bind cut short.
+    static func placeholder(for value: DatabaseValue) -> SQLFragment {
+        if case .string(let text) = value.storage, text.containsNUL {
+            return SQLFragment("CAST(? AS TEXT)", [Data(text.utf8).databaseValue])
+        }
+        return SQLFragment("?", [value])
+    }
+
     // MARK: Schema
 
     static func createMetadata() -> String {

@@ -57,7 +57,9 @@ extension Store {
         try requireEntity(R.self)
         let sql = SQLBuilder.batch(table: R.entity.name, columns: R.entity.attributes.map(\.column))
         return try readSync { db in
-            guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: ["[\(id.rawValue)]"]) else { return nil }
+            // A cursor's row, not a copied one: text keeps its NULs (Entity.decode).
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: ["[\(id.rawValue)]"])
+            guard let row = try rows.next() else { return nil }
             diagnostics.count { $0.recordsMaterialized += 1 }
             return try R.entity.decode(row)
         }

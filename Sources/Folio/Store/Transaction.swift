@@ -26,11 +26,9 @@ public struct Transaction {
         try folio {
             if let id = record.id {
                 values.insert(id.rawValue.databaseValue, at: 0)
-                try database.cachedStatement(sql: SQLBuilder.insertWithID(table: entity.name, columns: columns))
-                    .execute(arguments: StatementArguments(values))
+                try run(SQLBuilder.insertWithID(table: entity.name, columns: columns), values)
             } else {
-                try database.cachedStatement(sql: SQLBuilder.insert(table: entity.name, columns: columns))
-                    .execute(arguments: StatementArguments(values))
+                try run(SQLBuilder.insert(table: entity.name, columns: columns), values)
                 record.id = RecordID(database.lastInsertedRowID)
             }
         }
@@ -44,8 +42,7 @@ public struct Transaction {
         guard let id = record.id else { throw FolioError.recordNotFound(entity: entity.name, id: nil) }
         let values = entity.encode(record) + [id.rawValue.databaseValue]
         try folio {
-            try database.cachedStatement(sql: SQLBuilder.update(table: entity.name, columns: entity.attributes.map(\.column)))
-                .execute(arguments: StatementArguments(values))
+            try run(SQLBuilder.update(table: entity.name, columns: entity.attributes.map(\.column)), values)
         }
         if database.changesCount == 0 { throw FolioError.recordNotFound(entity: entity.name, id: id) }
     }
@@ -86,10 +83,11 @@ public struct Transaction {
         let id: Int64? = try folio {
             let statement = try database.cachedStatement(
                 sql: SQLBuilder.upsert(table: entity.name, columns: columns, conflict: attribute.column))
-            if let id = try Int64.fetchOne(statement, arguments: StatementArguments(values)) { return id }
-            return try Int64.fetchOne(
-                database, sql: SQLBuilder.selectID(table: entity.name, column: attribute.column),
-                arguments: [attribute.encode(record)])
+            try statement.setExactArguments(values)
+            if let id = try Int64.fetchOne(statement) { return id }
+            let select = try database.cachedStatement(sql: SQLBuilder.selectID(table: entity.name, column: attribute.column))
+            try select.setExactArguments([attribute.encode(record)])
+            return try Int64.fetchOne(select)
         }
         guard let id else { throw FolioError.recordNotFound(entity: entity.name, id: nil) }
         record.id = RecordID(id)
@@ -110,7 +108,7 @@ public struct Transaction {
         let filter = try predicate.map { try PredicateTranslator(entity: entity).translate($0) }
         let sql = SQLBuilder.updateAll(table: entity.name, assignments: columns, filter: filter)
         try folio {
-            try database.execute(sql: sql, arguments: StatementArguments(assignments.map(\.value) + (filter?.arguments ?? [])))
+            try run(sql, assignments.map(\.value) + (filter?.arguments ?? []))
         }
         return database.changesCount
     }
@@ -123,10 +121,16 @@ public struct Transaction {
         let entity = R.entity
         let filter = try predicate.map { try PredicateTranslator(entity: entity).translate($0) }
         try folio {
-            try database.execute(sql: SQLBuilder.deleteAll(table: entity.name, filter: filter),
-                                 arguments: StatementArguments(filter?.arguments ?? []))
+            try run(SQLBuilder.deleteAll(table: entity.name, filter: filter), filter?.arguments ?? [])
         }
         return database.changesCount
+    }
+
+    /// Runs one statement, binding text with every byte (see ``Statement/setExactArguments(_:)``).
+    private func run(_ sql: String, _ values: [DatabaseValue]) throws {
+        let statement = try database.cachedStatement(sql: sql)
+        try statement.setExactArguments(values)
+        try statement.execute()
     }
 
     /// Every matching record, loaded now, in the transaction.

@@ -75,14 +75,14 @@ struct Unregistered: Folio.Record {
 
 /// The `article` table declared differently: `score` is a Double, `category` and
 /// `isRead` are gone, `summary` is new, and `published` lost its index.
-struct ArticleV2: Folio.Record {
+struct ArticleRedeclared: Folio.Record {
     var id: RecordID?
     var title = ""
     var url = ""
     var published = Date(timeIntervalSince1970: 0)
     var score = 0.0
     var summary = ""
-    static let entity = Entity<ArticleV2>("article", [
+    static let entity = Entity<ArticleRedeclared>("article", [
         Attribute(\.title),
         Attribute(\.url, unique: true),
         Attribute(\.published),

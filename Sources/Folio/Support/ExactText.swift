@@ -1,0 +1,55 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+// GRDB hands strings to SQLite, and reads them back, as C strings, which end at the
+// first NUL: "a\0b" would be stored as "a" and two different unique keys would collide.
+// Folio keeps every byte: writes bind text with its length (``Statement/setExactArguments(_:)``),
+// predicate values travel as blobs cast back to text (``SQLBuilder/placeholder(for:)``),
+// and reads take the column's bytes (``Row/exactValue(atIndex:)``).
+
+extension String {
+    /// Whether GRDB would cut the string short.
+    var containsNUL: Bool { utf8.contains(0) }
+}
+
+extension Row {
+    /// The value at `index`; text keeps every byte, NULs included.
+    ///
+    /// Exact for rows read from a cursor (they read the statement's column); a copied row
+    /// already holds the shortened text.
+    func exactValue(atIndex index: Int) -> DatabaseValue {
+        let value = self[index] as DatabaseValue
+        guard case .string(let text) = value.storage else { return value }
+        let exact = try? withUnsafeData(atIndex: index) { data -> String? in
+            guard let data, data.count != text.utf8.count else { return nil }
+            return String(decoding: data, as: UTF8.self)
+        }
+        if let exact { return exact.databaseValue }
+        return value
+    }
+}
+
+/// SQLite's "copy the bytes now" destructor.
+private let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
+extension Statement {
+    /// Binds `values` as `setArguments` does, except that text containing a NUL keeps
+    /// every byte. Run the statement afterwards with no arguments (`execute()`,
+    /// `fetchOne(statement)`), which keeps these bindings.
+    func setExactArguments(_ values: [DatabaseValue]) throws {
+        try setArguments(StatementArguments(values))
+        for (offset, value) in values.enumerated() {
+            guard case .string(var text) = value.storage, text.containsNUL else { continue }
+            let code = text.withUTF8 { bytes in
+                sqlite3_bind_text64(
+                    sqliteStatement, Int32(offset + 1),
+                    UnsafeRawPointer(bytes.baseAddress)?.assumingMemoryBound(to: CChar.self),
+                    sqlite3_uint64(bytes.count), transient, UInt8(SQLITE_UTF8))
+            }
+            if code != SQLITE_OK {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind text", sql: sql)
+            }
+        }
+    }
+}
