@@ -354,4 +354,40 @@ struct ControllerTests {
             sectionBy: .computed(\.score, name: "parity") { $0 % 2 == 0 ? "even" : "odd" })
         await #expect(throws: FolioError.self) { try await controller.performFetch() }
     }
+
+    @Test func replacingTheWholeTableGivesACorrectChangeSetOrOneReload() async throws {
+        try seed(store, count: 3_000)
+        let controller = FetchedResultsController(request(), store: store)
+        let changes = RecordingDelegate()
+        controller.delegate = changes
+        try await controller.performFetch()
+        var model = TableViewModel(controller.snapshot)
+        // 3,000 of 3,000 rows touched: the rescan path, still an exact change set.
+        let change = try await step(controller, &model, changes) { tx in
+            try tx.deleteAll(Article.self)
+            for i in 0..<2_500 { var a = Article(title: "r\(i)", score: i % 50); try tx.insert(&a) }
+        }
+        #expect(change?.isReload == false)
+        #expect(change?.deletedItems.count == 3_000)
+        #expect(change?.insertedItems.count == 2_500)
+        #expect(store.diagnostics.counters.identifierScans >= 2)
+    }
+
+    @Test func hugeReplacementsAreOneReload() async throws {
+        try writeSync(store) { tx in
+            try tx.database.execute(sql: """
+                WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 59999)
+                INSERT INTO article (title, url, published, score, category, isRead)
+                SELECT 'T' || i, 'u' || i, i, i, NULL, 0 FROM n
+                """)
+        }
+        let controller = FetchedResultsController(request(), store: store)
+        let changes = RecordingDelegate()
+        controller.delegate = changes
+        try await controller.performFetch()
+        var model = TableViewModel(controller.snapshot)
+        let change = try await step(controller, &model, changes) { tx in try tx.deleteAll(Article.self) }
+        #expect(change?.isReload == true)
+        #expect(controller.snapshot.numberOfItems == 0)
+    }
 }

@@ -85,4 +85,20 @@ struct FetchedResultsTests {
         #expect(results.map { $0!.score } == Array((0..<40).reversed()))
         #expect(store.diagnostics.counters.batchesLoaded == 0)
     }
+
+    @Test func aDeletedRecordsIdentifierIsNeverReused() throws {
+        let store = try Store.inMemory(records: [Article.self])
+        try seed(store, count: 5)
+        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        request.batchSize = 2
+        let results = try store.fetch(request)
+        let last = results.identifier(at: 4)
+        try store.write { tx in
+            try tx.delete(Article.self, id: last)
+            var newcomer = Article(title: "newcomer", score: 99)
+            try tx.insert(&newcomer)
+            #expect(newcomer.id != last)
+        }
+        #expect(results[4] == nil, "a stale identifier reads as nil, never as another record")
+    }
 }

@@ -42,7 +42,9 @@ enum SQLBuilder {
 
     static func createTable(_ schema: EntitySchema) -> [String] {
         let table = quote(schema.name)
-        var columns = ["\(quote("id")) INTEGER PRIMARY KEY"]
+        // AUTOINCREMENT: a deleted record's rowid is never given to another record, so a
+        // stale identifier can only read as nil, never as someone else.
+        var columns = ["\(quote("id")) INTEGER PRIMARY KEY AUTOINCREMENT"]
         for c in schema.columns {
             columns.append("\(quote(c.name)) \(c.type.sqlType)\(c.isOptional ? "" : " NOT NULL")")
         }
@@ -65,6 +67,7 @@ enum SQLBuilder {
     static let tableInfo = "SELECT name, type, \"notnull\", pk FROM pragma_table_info(?)"
     static let indexList = "SELECT name, \"unique\" FROM pragma_index_list(?)"
     static let indexInfo = "SELECT name FROM pragma_index_info(?)"
+    static let tableSQL = "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?"
     static let readMetadata = "SELECT version_hash, schema FROM \(metadataTable) WHERE name = ?"
     static let writeMetadata =
         "INSERT INTO \(metadataTable) (name, version_hash, schema, change_token) VALUES (?, ?, ?, 0) ON CONFLICT(name) DO UPDATE SET version_hash = excluded.version_hash, schema = excluded.schema"

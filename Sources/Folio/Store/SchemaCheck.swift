@@ -30,6 +30,10 @@ enum SchemaCheck {
         }
         if let id = actual["id"] {
             if !(id.pk && id.type == "INTEGER") { differences.append("column 'id' is not INTEGER PRIMARY KEY") }
+            let sql = try String.fetchOne(db, sql: SQLBuilder.tableSQL, arguments: [schema.name]) ?? ""
+            if !sql.uppercased().contains("AUTOINCREMENT") {
+                differences.append("column 'id' is not AUTOINCREMENT (rowids of deleted records could be reused)")
+            }
         } else {
             differences.append("missing column 'id' (INTEGER PRIMARY KEY)")
         }
