@@ -1,0 +1,510 @@
+import Foundation
+import Testing
+@testable import Folio
+
+/// Background fetches: exact progress, the estimate's doubling, prompt cancellation,
+/// concurrent writes, errors, and what the main actor sees meanwhile.
+///
+/// Serialized: the million-row tests share one store and print timings that parallel
+/// tests on a two-core machine would only blur.
+@Suite("Background fetch", .serialized)
+struct BackgroundFetchTests {
+    // MARK: Results
+
+    @Test(arguments: [0, 100])
+    func resultsMatchAForegroundFetch(batchSize: Int) async throws {
+        let store = try Store.temporary(records: [Article.self])
+        try seedQuickly(store, count: 10_000)
+        var request = FetchRequest<Article>(
+            predicate: #Predicate { $0.score >= 2_500 }, sortBy: [SortDescriptor(\.published, order: .reverse)])
+        request.batchSize = batchSize
+        let expected = try await store.fetch(request)
+        store.diagnostics.resetCounters()
+        let results = try await store.fetchInBackground(request).value
+        #expect(results.count == 7_500)
+        #expect(Array(results.identifiers) == Array(expected.identifiers))
+        if batchSize > 0 {
+            // The background part read identifiers only; records fault in batches.
+            #expect(store.diagnostics.counters.recordsMaterialized == 0)
+            #expect(results.batchSize == 100)
+            #expect(results[0]?.score == 9_999)
+            #expect(store.diagnostics.counters.batchesLoaded == 1)
+        } else {
+            #expect(store.diagnostics.counters.recordsMaterialized == 7_500)
+            #expect(results.map { $0!.score } == Array((2_500..<10_000).reversed()))
+            #expect(store.diagnostics.counters.batchesLoaded == 0)
+        }
+    }
+
+    @Test func countAndRowsAreReadInOneTransaction() async throws {
+        let store = try Store.temporary(records: [Article.self])
+        try seedQuickly(store, count: 100)
+        let recorder = SQLRecorder(store)
+        var request = FetchRequest<Article>(predicate: #Predicate { $0.score < 10 }, sortBy: [SortDescriptor(\.score)])
+        request.batchSize = 5
+        _ = try await store.fetchInBackground(request).value
+        let ours = recorder.statements.filter { !$0.hasPrefix("PRAGMA") && !$0.contains("sqlite_master") }
+        #expect(ours == [
+            "BEGIN DEFERRED TRANSACTION",
+            #"SELECT COUNT(*) FROM "article" WHERE ("score" < ?)"#,
+            #"SELECT "id" FROM "article" WHERE ("score" < ?) ORDER BY "score", "id""#,
+            "COMMIT TRANSACTION",
+        ])
+        // With an estimate, nothing is counted.
+        recorder.reset()
+        request.estimatedResultCount = 7
+        _ = try await store.fetchInBackground(request).value
+        #expect(!recorder.statements.contains { $0.contains("COUNT") })
+    }
+
+    // MARK: Progress
+
+    @Test(arguments: [0, 50])
+    func progressIsMonotonicAndEndsAtExactlyOneWithTheExactTotal(batchSize: Int) async throws {
+        let store = try Store.temporary(records: [Article.self])
+        try seedQuickly(store, count: 30_000)
+        var request = FetchRequest<Article>(predicate: #Predicate { $0.score >= 5_000 }, sortBy: [SortDescriptor(\.title)])
+        request.batchSize = batchSize
+        let fetch = store.fetchInBackground(request)
+        let steps = await collect(fetch.progressUpdates)
+        let results = try await fetch.value
+
+        #expect(results.count == 25_000)
+        #expect(steps.allSatisfy { $0.total == 25_000 }, "the total is counted before any row is read: \(steps)")
+        expectMonotonic(steps)
+        #expect(steps.last == FetchProgress(completed: 25_000, total: 25_000, isFinished: true))
+        #expect(steps.last?.fractionCompleted == 1.0)
+        #expect(steps.dropLast().allSatisfy { !$0.isFinished })
+
+        #expect(fetch.progress.totalUnitCount == 25_000)
+        #expect(fetch.progress.completedUnitCount == 25_000)
+        #expect(fetch.progress.fractionCompleted == 1.0)
+        #expect(!fetch.progress.isCancelled)
+
+        // A stream opened after the end gets the last step and ends.
+        #expect(await collect(fetch.progressUpdates) == [FetchProgress(completed: 25_000, total: 25_000, isFinished: true)])
+    }
+
+    @Test func progressAdvancesAboutEvery4096RowsOfAMillion() async throws {
+        let store = try MillionRows.store()
+        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        request.batchSize = 100
+        let fetch = store.fetchInBackground(request)
+        let steps = await collect(fetch.progressUpdates)
+        _ = try await fetch.value
+        expectMonotonic(steps)
+        #expect(steps.allSatisfy { $0.total == MillionRows.count })
+        #expect(steps.last?.fractionCompleted == 1.0)
+        // Not per row, not only at the end: one step per 4,096 rows (244), a count step, a last one.
+        #expect(steps.count >= 100 && steps.count <= 250, "\(steps.count) steps")
+        let gaps = zip(steps.dropFirst(), steps).map { $0.completed - $1.completed }
+        #expect(gaps.allSatisfy { $0 <= 4_096 })
+        print("BACKGROUND FETCH progress: \(steps.count) steps for \(MillionRows.count) rows")
+    }
+
+    @Test func progressComposesWithAParentProgress() async throws {
+        let store = try Store.temporary(records: [Article.self])
+        try seedQuickly(store, count: 5_000)
+        let parent = Progress(totalUnitCount: 2)
+        let fetch = asChild(of: parent) { store.fetchInBackground(FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])) }
+        _ = try await fetch.value
+        #expect(fetch.progress.fractionCompleted == 1.0)
+        #expect(parent.completedUnitCount == 1)
+        #expect(parent.fractionCompleted == 0.5)
+    }
+
+    @Test func emptyResultsFinishAtOne() async throws {
+        let store = try Store.temporary(records: [Article.self])
+        try seedQuickly(store, count: 100)
+        let fetch = store.fetchInBackground(FetchRequest<Article>(predicate: #Predicate { $0.score > 1_000 }))
+        let steps = await collect(fetch.progressUpdates)
+        #expect(try await fetch.value.isEmpty)
+        #expect(steps.last == FetchProgress(completed: 0, total: 0, isFinished: true))
+        #expect(steps.last?.fractionCompleted == 1.0)
+        // Foundation calls 0 of 0 indeterminate; Folio finishes an empty fetch as 1 of 1.
+        #expect(fetch.progress.fractionCompleted == 1.0)
+        #expect(!fetch.progress.isIndeterminate)
+    }
+
+    // MARK: The estimate
+
+    @Test func anEstimateIsDoubledWhenTheRowsReadReachItAsCoreDataDoes() {
+        var machine = BackgroundFetchStateMachine(estimatedTotal: 1_000)
+        #expect(machine.latest == FetchProgress(completed: 0, total: 1_000))
+        #expect(machine.counted(10_000) == nil, "with an estimate, no count is used")
+        #expect(machine.read(999) == FetchProgress(completed: 999, total: 1_000))
+        #expect(machine.read(1_000) == FetchProgress(completed: 1_000, total: 2_000))  // reached: doubled
+        #expect(machine.read(4_096) == FetchProgress(completed: 4_096, total: 8_000))  // doubled twice
+        #expect(machine.read(4_096) == nil)  // nothing new
+        #expect(machine.read(8_192) == FetchProgress(completed: 8_192, total: 16_000))
+        #expect(machine.read(10_000) == FetchProgress(completed: 10_000, total: 16_000))
+        guard case .succeeded(let last, _) = machine.succeed(rows: 10_000) else {
+            Issue.record("the fetch should succeed")
+            return
+        }
+        #expect(last == FetchProgress(completed: 10_000, total: 10_000, isFinished: true))
+        #expect(last.fractionCompleted == 1.0)
+        #expect(machine.read(10_001) == nil, "nothing after the end")
+
+        var zero = BackgroundFetchStateMachine(estimatedTotal: 0)
+        #expect(zero.read(3) == FetchProgress(completed: 3, total: 4))
+    }
+
+    @Test func anEstimateLowerThanTheCountDoublesThenFinishesAtTheRowsRead() async throws {
+        let store = try Store.temporary(records: [Article.self])
+        try seedQuickly(store, count: 10_000)
+        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        request.batchSize = 20
+        request.estimatedResultCount = 1_000
+        let fetch = store.fetchInBackground(request)
+        #expect(fetch.progress.totalUnitCount == 1_000, "the estimate is the total from the start")
+        let steps = await collect(fetch.progressUpdates)
+        #expect(try await fetch.value.count == 10_000)
+
+        for step in steps.dropLast() {
+            // The smallest 1,000 × 2ⁿ above the rows read: fractions stay below 1 until the end.
+            var expected = 1_000
+            while step.completed >= expected { expected *= 2 }
+            #expect(step.total == expected, "\(step)")
+            #expect(step.fractionCompleted < 1)
+        }
+        #expect(steps.contains { $0.total == 16_000 })
+        #expect(steps.last == FetchProgress(completed: 10_000, total: 10_000, isFinished: true))
+        #expect(fetch.progress.totalUnitCount == 10_000)
+        #expect(fetch.progress.fractionCompleted == 1.0)
+    }
+
+    @Test func anEstimateHigherThanTheCountJumpsToOneAtTheEnd() async throws {
+        let store = try Store.temporary(records: [Article.self])
+        try seedQuickly(store, count: 10_000)
+        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        request.estimatedResultCount = 50_000
+        let fetch = store.fetchInBackground(request)
+        let steps = await collect(fetch.progressUpdates)
+        _ = try await fetch.value
+        #expect(steps.dropLast().allSatisfy { $0.total == 50_000 && $0.fractionCompleted <= 0.2 })
+        #expect(steps.last == FetchProgress(completed: 10_000, total: 10_000, isFinished: true))
+        expectMonotonic(steps)
+    }
+
+    // MARK: Cancellation
+
+    enum CancelMethod: String, CaseIterable, Sendable {
+        case handle, progress, parentProgress, awaitingTask
+    }
+
+    enum CancelPoint: String, CaseIterable, Sendable {
+        /// An unbatched fetch decoding records (seconds for a million): cancelled after 20,000 rows.
+        case whileReadingRows
+        /// A batched fetch sorted on an unindexed column: SQLite sorts a million titles in
+        /// one statement before the first row comes out. Cancelled 30 ms into it.
+        case insideOneStatement
+    }
+
+    @Test(arguments: CancelMethod.allCases, CancelPoint.allCases)
+    func cancellingAMillionRowFetchInFlight(method: CancelMethod, point: CancelPoint) async throws {
+        let store = try MillionRows.store()
+        var request: FetchRequest<Article>
+        switch point {
+        case .whileReadingRows:
+            request = FetchRequest(sortBy: [SortDescriptor(\.score)])
+        case .insideOneStatement:
+            request = FetchRequest(sortBy: [SortDescriptor(\.title)])
+            request.batchSize = 50
+        }
+        let parent = Progress(totalUnitCount: 1)
+        let fetch = method == .parentProgress
+            ? asChild(of: parent) { store.fetchInBackground(request) }
+            : store.fetchInBackground(request)
+        let waiter = Task { try await fetch.value }
+
+        for await step in fetch.progressUpdates {
+            if point == .insideOneStatement || step.completed >= 20_000 { break }
+        }
+        if point == .insideOneStatement { try await Task.sleep(for: .milliseconds(30)) }
+        let rowsReadAtCancel = fetch.progress.completedUnitCount
+
+        let start = ContinuousClock.now
+        switch method {
+        case .handle: fetch.cancel()
+        case .progress: fetch.progress.cancel()
+        case .parentProgress: parent.cancel()
+        case .awaitingTask: waiter.cancel()
+        }
+        let result = await waiter.result
+        let latency = ContinuousClock.now - start
+
+        print("BACKGROUND FETCH cancel latency [\(method.rawValue), \(point.rawValue)]: \(milliseconds(latency)) ms"
+            + " (rows read at cancel: \(rowsReadAtCancel) of \(MillionRows.count))")
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(rowsReadAtCancel < MillionRows.count)
+        #expect(latency < .seconds(2))
+        #expect(fetch.isCancelled)
+        #expect(fetch.progress.isCancelled)
+        #expect(fetch.progress.completedUnitCount < MillionRows.count)
+        await #expect(throws: CancellationError.self) { try await fetch.value }
+        #expect(await collect(fetch.progressUpdates).allSatisfy { !$0.isFinished })
+
+        // The store is still usable, the interrupted connection included (more fetches
+        // than the pool has readers).
+        var next = FetchRequest<Article>(sortBy: [SortDescriptor(\.score, order: .reverse)], limit: 1_000)
+        next.batchSize = 10
+        for _ in 0..<6 {
+            let results = try await store.fetchInBackground(next).value
+            #expect(results.count == 1_000)
+            #expect(results.first??.score == MillionRows.count - 1)
+        }
+        #expect(try store.count(FetchRequest<Article>()) == MillionRows.count)
+    }
+
+    @Test func cancellingBeforeItStartsOrAfterItEnds() async throws {
+        let store = try Store.temporary(records: [Article.self])
+        try seedQuickly(store, count: 1_000)
+        let request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+
+        let early = store.fetchInBackground(request)
+        early.cancel()
+        await #expect(throws: CancellationError.self) { try await early.value }
+
+        let done = store.fetchInBackground(request)
+        #expect(try await done.value.count == 1_000)
+        done.cancel()  // too late: nothing happens
+        #expect(!done.isCancelled)
+        #expect(!done.progress.isCancelled)
+        #expect(try await done.value.count == 1_000)
+    }
+
+    // MARK: Concurrency
+
+    @Test func writesCommitWhileABackgroundFetchReads() async throws {
+        let store = try MillionRows.store()
+
+        // A fetch loading a million whole records takes seconds: a write commits in the middle.
+        let long = store.fetchInBackground(FetchRequest<Article>(sortBy: [SortDescriptor(\.score)]))
+        for await step in long.progressUpdates where step.completed >= 8_192 { break }
+        let start = ContinuousClock.now
+        let id = try await store.write { tx in
+            var article = Article(title: "Written during a background fetch")
+            try tx.insert(&article)
+            return article.id!
+        }
+        let writeTime = ContinuousClock.now - start
+        let rowsReadAtCommit = long.progress.completedUnitCount
+        #expect(rowsReadAtCommit < MillionRows.count, "the write committed before the fetch ended")
+        long.cancel()
+        _ = try? await long.value
+        print("BACKGROUND FETCH concurrent write: committed in \(milliseconds(writeTime)) ms"
+            + " while the fetch had read \(rowsReadAtCommit) of \(MillionRows.count) rows")
+
+        // A fetch reads the database as it was when it counted: a row deleted after that is
+        // in its identifiers (and reads as nil), and the count agrees with the rows.
+        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.title)])
+        request.batchSize = 100
+        let fetch = store.fetchInBackground(request)
+        for await _ in fetch.progressUpdates { break }  // counted: the read transaction is open
+        try await store.write { tx in _ = try tx.delete(Article.self, id: id) }
+        let results = try await fetch.value
+        #expect(results.count == MillionRows.count + 1)
+        #expect(fetch.progress.totalUnitCount == Int64(MillionRows.count + 1))
+        let position = try #require(results.identifiers.firstIndex(of: id))
+        #expect(results[position] == nil)
+        #expect(try store.count(FetchRequest<Article>()) == MillionRows.count)
+    }
+
+    @MainActor
+    @Test func theMainActorKeepsRunningDuringAMillionRowFetch() async throws {
+        let store = try MillionRows.store()
+        let idle = await MainActorTicker.measure {
+            try? await Task.sleep(for: .milliseconds(300))
+        }
+        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.title)])
+        request.batchSize = 50
+        var count = 0
+        var fraction = 0.0
+        let start = ContinuousClock.now
+        let busy = await MainActorTicker.measure {
+            let fetch = store.fetchInBackground(request)
+            for await step in fetch.progressUpdates { fraction = step.fractionCompleted }  // as a progress bar would
+            count = (try? await fetch.value.count) ?? -1
+        }
+        let elapsed = ContinuousClock.now - start
+        print("BACKGROUND FETCH main actor, batched 1M rows sorted by title in \(milliseconds(elapsed)) ms:"
+            + " longest gap between 1 ms sleeps \(milliseconds(busy.maxGap)) ms over \(busy.ticks) ticks"
+            + " (idle baseline \(milliseconds(idle.maxGap)) ms over \(idle.ticks) ticks)")
+        #expect(count == MillionRows.count)
+        #expect(fraction == 1.0)
+        #expect(busy.ticks > 0)
+        #expect(busy.maxGap < .seconds(1))
+    }
+
+    /// The whole million records loaded in the background (about 4 s and 400 MB): run with
+    /// `FOLIO_LONG_TESTS=1`.
+    @MainActor
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["FOLIO_LONG_TESTS"] != nil))
+    func theMainActorKeepsRunningWhileAMillionRecordsLoad() async throws {
+        let store = try MillionRows.store()
+        var count = 0
+        let start = ContinuousClock.now
+        let busy = await MainActorTicker.measure {
+            let fetch = store.fetchInBackground(FetchRequest<Article>(sortBy: [SortDescriptor(\.score)]))
+            for await _ in fetch.progressUpdates {}
+            count = (try? await fetch.value.count) ?? -1
+        }
+        print("BACKGROUND FETCH main actor, 1M whole records in \(milliseconds(ContinuousClock.now - start)) ms:"
+            + " longest gap between 1 ms sleeps \(milliseconds(busy.maxGap)) ms over \(busy.ticks) ticks")
+        #expect(count == MillionRows.count)
+    }
+
+    // MARK: Errors
+
+    @Test func anUntranslatablePredicateIsAThrownError() async throws {
+        let store = try Store.temporary(records: [Article.self])
+        try seedQuickly(store, count: 10)
+        let fetch = store.fetchInBackground(FetchRequest<Article>(predicate: #Predicate { $0.score % 2 == 0 }))
+        let steps = await collect(fetch.progressUpdates)
+        await #expect {
+            try await fetch.value
+        } throws: { error in
+            if case FolioError.unsupportedPredicate = error { return true }
+            return false
+        }
+        #expect(steps.isEmpty)
+        #expect(!fetch.progress.isCancelled)
+        #expect(fetch.progress.fractionCompleted < 1)
+    }
+
+    @Test func aClosedStoreIsAThrownError() async throws {
+        let store = try Store.temporary(records: [Article.self])
+        try seedQuickly(store, count: 10)
+        try store.close()
+        let fetch = store.fetchInBackground(FetchRequest<Article>())
+        // GRDB's "Connection is closed" misuse error, as a FolioError.
+        await #expect(throws: FolioError.self) { try await fetch.value }
+    }
+
+    @Test func anUnknownRecordTypeOrANegativeEstimateIsAThrownError() async throws {
+        let store = try Store.temporary(records: [Note.self])
+        await #expect(throws: FolioError.unknownEntity("Article")) {
+            try await store.fetchInBackground(FetchRequest<Article>()).value
+        }
+        var request = FetchRequest<Note>()
+        request.estimatedResultCount = -1
+        await #expect(throws: FolioError.invalidArgument("estimatedResultCount must not be negative (-1)")) {
+            try await store.fetchInBackground(request).value
+        }
+    }
+
+    @Test func aRowThatCannotBeDecodedIsAThrownError() async throws {
+        let store = try Store.temporary(records: [Article.self])
+        try seedQuickly(store, count: 10_000)
+        try await store.write { tx in
+            try tx.database.execute(sql: """
+                INSERT INTO article (title, url, published, score, category, isRead)
+                VALUES ('broken', 'broken', 'not a date', 20000, NULL, 0)
+                """)
+        }
+        let fetch = store.fetchInBackground(FetchRequest<Article>(sortBy: [SortDescriptor(\.score)]))
+        let steps = await collect(fetch.progressUpdates)
+        await #expect {
+            try await fetch.value
+        } throws: { error in
+            if case FolioError.decoding(column: "published", reason: _) = error { return true }
+            return false
+        }
+        #expect(steps.allSatisfy { !$0.isFinished })
+        #expect(steps.last?.completed ?? 0 >= 8_192, "progress advanced before the bad row")
+    }
+}
+
+// MARK: - Support
+
+/// A record type of its own table.
+struct Note: Record, Equatable {
+    var id: RecordID?
+    var text = ""
+    static let entity = Entity<Note>("note", [Attribute(\.text)])
+    init() {}
+}
+
+/// Inserts `count` articles with one `INSERT … SELECT`: score = index, published = index
+/// hours after 1970, title "Article <index>", url unique and in index order.
+func seedQuickly(_ store: Store, count: Int) throws {
+    try store.write { tx in
+        try tx.database.execute(
+            sql: """
+                WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
+                INSERT INTO article (title, url, published, score, category, isRead)
+                SELECT 'Article ' || i, printf('https://example.com/%08d', i), i * 3600.0, i,
+                       char(97 + i % 3), 0
+                FROM n
+                """,
+            arguments: [count])
+    }
+}
+
+/// One file store with a million articles, seeded once per test run.
+enum MillionRows {
+    static let count = 1_000_000
+
+    private static let shared: Result<Store, any Error> = Result {
+        let start = ContinuousClock.now
+        let store = try Store.temporary(records: [Article.self])
+        try seedQuickly(store, count: count)
+        print("BACKGROUND FETCH seeded \(count) rows in \(milliseconds(ContinuousClock.now - start)) ms")
+        return store
+    }
+
+    static func store() throws -> Store { try shared.get() }
+}
+
+/// Runs `body` with `parent` as the thread's current progress, one pending unit
+/// (the `becomeCurrent(withPendingUnitCount:)` pattern of seeds/004).
+func asChild<T>(of parent: Progress, _ body: () -> T) -> T {
+    parent.becomeCurrent(withPendingUnitCount: 1)
+    defer { parent.resignCurrent() }
+    return body()
+}
+
+func collect(_ stream: AsyncStream<FetchProgress>) async -> [FetchProgress] {
+    var steps: [FetchProgress] = []
+    for await step in stream { steps.append(step) }
+    return steps
+}
+
+func expectMonotonic(_ steps: [FetchProgress], sourceLocation: SourceLocation = #_sourceLocation) {
+    for (previous, next) in zip(steps, steps.dropFirst()) {
+        #expect(next.completed >= previous.completed, "\(previous) → \(next)", sourceLocation: sourceLocation)
+        #expect(next.fractionCompleted >= previous.fractionCompleted, "\(previous) → \(next)", sourceLocation: sourceLocation)
+    }
+}
+
+func milliseconds(_ duration: Duration) -> String {
+    let (seconds, attoseconds) = duration.components
+    return String(format: "%.1f", Double(seconds) * 1_000 + Double(attoseconds) / 1e15)
+}
+
+/// Measures how long the main actor goes without running a job: a task on it sleeps 1 ms
+/// in a loop and records the longest time between two wake-ups.
+@MainActor
+final class MainActorTicker {
+    private(set) var maxGap = Duration.zero
+    private(set) var ticks = 0
+
+    static func measure(_ body: @MainActor () async -> Void) async -> MainActorTicker {
+        let ticker = MainActorTicker()
+        let task = Task { @MainActor in
+            var last = ContinuousClock.now
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(1))
+                let now = ContinuousClock.now
+                ticker.maxGap = max(ticker.maxGap, now - last)
+                ticker.ticks += 1
+                last = now
+            }
+        }
+        await body()
+        task.cancel()
+        await task.value
+        return ticker
+    }
+}
