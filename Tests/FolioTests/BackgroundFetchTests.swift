@@ -385,11 +385,11 @@ struct BackgroundFetchTests {
     }
 
     @Test func anUnknownRecordTypeOrANegativeEstimateIsAThrownError() async throws {
-        let store = try Store.temporary(records: [Note.self])
+        let store = try Store.temporary(records: [Memo.self])
         await #expect(throws: FolioError.unknownEntity("Article")) {
             try await store.fetchInBackground(FetchRequest<Article>()).value
         }
-        var request = FetchRequest<Note>()
+        var request = FetchRequest<Memo>()
         request.estimatedResultCount = -1
         await #expect(throws: FolioError.invalidArgument("estimatedResultCount must not be negative (-1)")) {
             try await store.fetchInBackground(request).value
@@ -421,16 +421,16 @@ struct BackgroundFetchTests {
 // MARK: - Support
 
 /// A record type of its own table.
-struct Note: Record, Equatable {
+private struct Memo: Record, Equatable {
     var id: RecordID?
     var text = ""
-    static let entity = Entity<Note>("note", [Attribute(\.text)])
+    static let entity = Entity<Memo>("memo", [Attribute(\.text)])
     init() {}
 }
 
 /// Inserts `count` articles with one `INSERT … SELECT`: score = index, published = index
 /// hours after 1970, title "Article <index>", url unique and in index order.
-func seedQuickly(_ store: Store, count: Int) throws {
+private func seedQuickly(_ store: Store, count: Int) throws {
     try store.write { tx in
         try tx.database.execute(
             sql: """
@@ -445,7 +445,7 @@ func seedQuickly(_ store: Store, count: Int) throws {
 }
 
 /// One file store with a million articles, seeded once per test run.
-enum MillionRows {
+private enum MillionRows {
     static let count = 1_000_000
 
     private static let shared: Result<Store, any Error> = Result {
@@ -461,26 +461,26 @@ enum MillionRows {
 
 /// Runs `body` with `parent` as the thread's current progress, one pending unit
 /// (the `becomeCurrent(withPendingUnitCount:)` pattern of seeds/004).
-func asChild<T>(of parent: Progress, _ body: () -> T) -> T {
+private func asChild<T>(of parent: Progress, _ body: () -> T) -> T {
     parent.becomeCurrent(withPendingUnitCount: 1)
     defer { parent.resignCurrent() }
     return body()
 }
 
-func collect(_ stream: AsyncStream<FetchProgress>) async -> [FetchProgress] {
+private func collect(_ stream: AsyncStream<FetchProgress>) async -> [FetchProgress] {
     var steps: [FetchProgress] = []
     for await step in stream { steps.append(step) }
     return steps
 }
 
-func expectMonotonic(_ steps: [FetchProgress], sourceLocation: SourceLocation = #_sourceLocation) {
+private func expectMonotonic(_ steps: [FetchProgress], sourceLocation: SourceLocation = #_sourceLocation) {
     for (previous, next) in zip(steps, steps.dropFirst()) {
         #expect(next.completed >= previous.completed, "\(previous) → \(next)", sourceLocation: sourceLocation)
         #expect(next.fractionCompleted >= previous.fractionCompleted, "\(previous) → \(next)", sourceLocation: sourceLocation)
     }
 }
 
-func milliseconds(_ duration: Duration) -> String {
+private func milliseconds(_ duration: Duration) -> String {
     let (seconds, attoseconds) = duration.components
     return String(format: "%.1f", Double(seconds) * 1_000 + Double(attoseconds) / 1e15)
 }
@@ -488,7 +488,7 @@ func milliseconds(_ duration: Duration) -> String {
 /// Measures how long the main actor goes without running a job: a task on it sleeps 1 ms
 /// in a loop and records the longest time between two wake-ups.
 @MainActor
-final class MainActorTicker {
+private final class MainActorTicker {
     private(set) var maxGap = Duration.zero
     private(set) var ticks = 0
 
