@@ -5,13 +5,13 @@ import Folio
 // The README's quick start, verbatim between the markers, so that it always compiles.
 
 // quick-start-begin
-struct Note: Record {
+struct Bookmark: Record {
     var id: RecordID?
     var title = ""
     var created = Date()
     var starred = false
 
-    static let entity = Entity<Note>("note", [
+    static let entity = Entity<Bookmark>("bookmark", [
         Attribute(\.title),
         Attribute(\.created, indexed: true),
         Attribute(\.starred),
@@ -20,28 +20,28 @@ struct Note: Record {
 
 @MainActor
 func quickStart() async throws -> [String] {
-    let store = try Store.temporary(records: [Note.self])   // or Store(path: "notes.sqlite", records: [Note.self])
+    let store = try Store.temporary(records: [Bookmark.self])   // or Store(path: "bookmarks.sqlite", records: [Bookmark.self])
     try await store.write { tx in
         for i in 0..<1_000 {
-            var note = Note(id: nil, title: "Note \(i)", created: Date(timeIntervalSince1970: Double(i) * 3_600), starred: i % 3 == 0)
-            try tx.insert(&note)
+            var bookmark = Bookmark(id: nil, title: "Bookmark \(i)", created: Date(timeIntervalSince1970: Double(i) * 3_600), starred: i % 3 == 0)
+            try tx.insert(&bookmark)
         }
     }
 
-    var request = FetchRequest<Note>(
+    var request = FetchRequest<Bookmark>(
         predicate: #Predicate { $0.starred },
         sortBy: [SortDescriptor(\.created, order: .reverse)])
     request.batchSize = 50
 
     let controller = FetchedResultsController(request, store: store, sectionBy: .day(\.created))
     try await controller.performFetch()            // identifiers and sections only: no record loaded
-    let firstDay = controller.sections[0]           // name "1970-02-11", 8 notes
+    let firstDay = controller.sections[0]           // name "1970-02-11", 8 bookmarks
     let newest = controller.object(at: IndexPath(item: 0, section: 0))   // loads one batch of 50
 
     let changes = controller.changes                // one ChangeSet per commit
     try await store.write { tx in
-        var note = Note(id: nil, title: "Fresh", created: Date(timeIntervalSince1970: 4_000_000), starred: true)
-        try tx.insert(&note)
+        var bookmark = Bookmark(id: nil, title: "Fresh", created: Date(timeIntervalSince1970: 4_000_000), starred: true)
+        try tx.insert(&bookmark)
     }
     for await change in changes {
         print(change.insertedSections, change.insertedItems)   // [0] [] — a new day, at the top
@@ -55,6 +55,6 @@ func quickStart() async throws -> [String] {
 struct QuickStartTests {
     @Test @MainActor func quickStartRuns() async throws {
         let result = try await quickStart()
-        #expect(result == ["1970-02-11", "Note 999", "1970-02-16"])
+        #expect(result == ["1970-02-11", "Bookmark 999", "1970-02-16"])
     }
 }

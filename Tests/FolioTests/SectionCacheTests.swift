@@ -170,6 +170,34 @@ struct SectionCacheTests {
     }
 }
 
+@Suite("Writes by other connections")
+@MainActor
+struct ExternalChangeTests {
+    @Test func aControllerReloadsAfterAnotherConnectionWrites() async throws {
+        let store = try Store.temporary(records: [Article.self])
+        try seed(store, count: 50)
+        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        request.batchSize = 10
+        let controller = FetchedResultsController(request, store: store)
+        let delegate = RecordingDelegate()
+        controller.delegate = delegate
+        try await controller.performFetch()
+        let other = try DatabaseQueueFactory.open(store.path!)
+        try await other.write { db in try db.execute(sql: "DELETE FROM article WHERE score < 20") }
+        try store.synchronize()
+        await controller.waitForChanges()
+        #expect(delegate.changeSets.last?.isReload == true)
+        #expect(controller.snapshot.numberOfItems == 30)
+        // Detected at the store's own next commit too, without synchronize().
+        try await other.write { db in try db.execute(sql: "DELETE FROM article WHERE score < 30") }
+        try writeSync(store) { tx in var a = Article(title: "own", score: 1000); try tx.insert(&a) }
+        await controller.waitForChanges()
+        #expect(delegate.changeSets.last?.isReload == true)
+        #expect(controller.snapshot.numberOfItems == 21)
+        #expect(TableViewModel(controller.snapshot) == (try freshModel(controller)))
+    }
+}
+
 @MainActor
 final class CountingDelegate: FetchedResultsControllerDelegate {
     var count = 0

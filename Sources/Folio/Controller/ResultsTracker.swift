@@ -112,6 +112,19 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         }
     }
 
+    func didChangeExternally(in db: Database) {
+        let delivery: Delivery? = state.withLock { s in
+            guard !s.stopped, let old = s.full else { return nil }
+            s.full = nil
+            s.serial += 1
+            return Delivery(change: .reload, state: present(old), serial: s.serial, token: nil)
+        }
+        if let delivery {
+            diagnostics.count { $0.changeSets += 1 }
+            continuation.yield(delivery)
+        }
+    }
+
     /// Whether `changed` rows are few enough for the incremental path.
     static func isIncremental(changed: Int, total: Int) -> Bool {
         changed <= Swift.max(2_048, total / 500)

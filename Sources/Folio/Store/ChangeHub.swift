@@ -7,6 +7,8 @@ protocol CommitSubscriber: AnyObject, Sendable {
     /// Called on the writer's queue right after a commit, with the database in exactly
     /// the state that commit left: the subscriber may read it and must be quick.
     func didCommit(changedRowIDs: Set<Int64>, in db: Database)
+    /// Another connection or process changed the database: which rows is unknown.
+    func didChangeExternally(in db: Database)
 }
 
 /// Turns SQLite's per-row update-hook events into one set of touched rowids per table
@@ -21,6 +23,9 @@ protocol CommitSubscriber: AnyObject, Sendable {
 final class ChangeHub: TransactionObserver, @unchecked Sendable {
     let tables: Set<String>
     private var pending: [String: Set<Int64>] = [:]
+    /// `PRAGMA data_version` of the writer connection, which changes only when another
+    /// connection commits.
+    private var dataVersion: Int64?
     private let subscribers = Locked<[ObjectIdentifier: Weak]>([:])
 
     struct Weak {
@@ -48,13 +53,36 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         pending[event.tableName, default: []].insert(event.rowID)
     }
 
+    private var liveSubscribers: [any CommitSubscriber] {
+        subscribers.withLock { subs -> [any CommitSubscriber] in
+            subs = subs.filter { $0.value.subscriber != nil }
+            return subs.values.compactMap(\.subscriber)
+        }
+    }
+
+    /// Whether another connection committed since the last check. Writer queue only.
+    func externalChangeHappened(_ db: Database) -> Bool {
+        guard let version = try? Int64.fetchOne(db, sql: SQLBuilder.dataVersion) else { return false }
+        defer { dataVersion = version }
+        return dataVersion.map { $0 != version } ?? false
+    }
+
+    /// Checks for commits by other connections and tells every subscriber. Writer queue only.
+    func synchronize(_ db: Database) {
+        guard externalChangeHappened(db) else { return }
+        for subscriber in liveSubscribers { subscriber.didChangeExternally(in: db) }
+    }
+
     func databaseDidCommit(_ db: Database) {
         let changes = pending
         pending = [:]
         guard !changes.isEmpty else { return }
-        let live = subscribers.withLock { subs -> [any CommitSubscriber] in
-            subs = subs.filter { $0.value.subscriber != nil }
-            return subs.values.compactMap(\.subscriber)
+        let live = liveSubscribers
+        if externalChangeHappened(db) {
+            // Rows this commit did not touch may have changed too: positions computed from
+            // them would be wrong, so every subscriber reloads.
+            for subscriber in live { subscriber.didChangeExternally(in: db) }
+            return
         }
         for subscriber in live {
             if let rows = changes[subscriber.table] {

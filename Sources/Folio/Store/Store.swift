@@ -108,6 +108,8 @@ public final class Store: Sendable {
             throw FolioError.wrap(error)
         }
         writer.add(transactionObserver: hub, extent: .databaseLifetime)
+        let hub = self.hub
+        try? writer.writeWithoutTransaction { db in _ = hub.externalChangeHappened(db) }
     }
 
     deinit {
@@ -146,6 +148,32 @@ public final class Store: Sendable {
     /// Closes the database connections. Later calls throw ``FolioError/storeClosed`` (or an SQLite misuse error).
     public func close() throws {
         try folio { try writer.close() }
+    }
+
+    // MARK: Other processes
+
+    /// Looks for commits made by other processes or by connections the store does not own
+    /// (SQLite reports those to no one), and sends every tracking controller
+    /// ``ChangeSet/reload`` if there were any. Folio also checks at each of its own
+    /// commits; call this when another process may have written, or use
+    /// ``observeExternalChanges(every:)``.
+    public func synchronize() throws {
+        let hub = self.hub
+        try folio { try writer.writeWithoutTransaction { db in hub.synchronize(db) } }
+    }
+
+    /// Calls ``synchronize()`` periodically until the returned task is cancelled (or the
+    /// store is deallocated). Each check is one `PRAGMA data_version` on the writer.
+    @discardableResult
+    public func observeExternalChanges(every interval: Duration = .seconds(1)) -> Task<Void, Never> {
+        Task.detached { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard let self else { return }
+                let hub = self.hub
+                try? await self.writer.writeWithoutTransaction { db in hub.synchronize(db) }
+            }
+        }
     }
 
     // MARK: Raw access
