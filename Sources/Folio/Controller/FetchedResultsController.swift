@@ -304,7 +304,10 @@ public final class FetchedResultsController<R: Record> {
         let oldSections = sections
         setPresented(newState)
         for continuation in subscribers.values { continuation.yield(change) }
-        guard let delegate else { return }
+        guard let delegate else {
+            oldState = nil
+            return
+        }
         delegate.controllerWillChangeContent(self)
         if !change.isReload {
             let newSections = sections
@@ -332,6 +335,7 @@ public final class FetchedResultsController<R: Record> {
         delegate.controllerDidChangeContent(self)
         delegate.controller(self, didChangeContentWith: change)
         delegate.controller(self, didChangeContentWith: snapshot)
+        oldState = nil
     }
 
     private var oldState: ResultsState?

@@ -35,6 +35,9 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
 
     private struct State {
         var full: ResultsState?
+        /// No identifier above this is in `full`: rowids are never reused (AUTOINCREMENT),
+        /// so rows inserted later always have larger ones and need no search.
+        var maxID = Int64.min
         var pending = Set<Int64>()
         var serial: UInt64 = 0
         var stopped = false
@@ -67,7 +70,11 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
     /// Installs the state the controller fetched. Commits seen since subscribing are
     /// re-examined with the next commit (they may or may not be in the fetched state).
     func install(_ full: ResultsState) {
-        state.withLock { $0.full = full }
+        let maxID = full.ids.maximum
+        state.withLock {
+            $0.full = full
+            $0.maxID = maxID
+        }
     }
 
     var serial: UInt64 { state.withLock { $0.serial } }
@@ -92,8 +99,9 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
                 s.pending = []
             }
             do {
-                let (new, change) = try apply(changed, to: old, db)
+                let (new, change) = try apply(changed, to: old, maxID: s.maxID, db)
                 s.full = new
+                s.maxID = Swift.max(s.maxID, changed.max() ?? s.maxID)
                 guard !change.isEmpty else { return nil }
                 s.serial += 1
                 let token = readsToken ? try? Store.changeToken(table: table, db) : nil
@@ -130,9 +138,9 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         changed <= Swift.max(2_048, total / 500)
     }
 
-    func apply(_ changed: Set<Int64>, to old: ResultsState, _ db: Database) throws -> (ResultsState, ChangeSet) {
+    func apply(_ changed: Set<Int64>, to old: ResultsState, maxID: Int64, _ db: Database) throws -> (ResultsState, ChangeSet) {
         if Self.isIncremental(changed: changed.count, total: old.ids.count),
-           let result = try incremental(changed, old, db) {
+           let result = try incremental(changed, old, maxID: maxID, db) {
             if query.isWindowed {
                 return (result.0, Self.limitReload(ChangeSetBuilder.diff(old: present(old), new: present(result.0), changed: changed)))
             }
@@ -150,7 +158,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
 
     /// The incremental path; `nil` when the rows do not fit the section order (then the
     /// caller rescans).
-    private func incremental(_ changed: Set<Int64>, _ old: ResultsState, _ db: Database) throws -> (ResultsState, ChangeSet)? {
+    private func incremental(_ changed: Set<Int64>, _ old: ResultsState, maxID: Int64, _ db: Database) throws -> (ResultsState, ChangeSet)? {
         // 1. The touched rows that match now, in result order, with their keys.
         var json = "["
         for (i, id) in changed.enumerated() {
@@ -164,7 +172,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         while let row = try cursor.next() { rows.append(order.key(row)) }
 
         // 2. Where the touched rows were.
-        let oldPositions = old.ids.positions(of: changed)
+        let oldPositions = old.ids.positions(of: changed.filter { $0 <= maxID })
         let removedDescending = oldPositions.sorted { $0.value > $1.value }
 
         // 3. Remove them (highest first, so earlier offsets stay valid).

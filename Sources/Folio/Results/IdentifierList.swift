@@ -68,19 +68,21 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
 
     // MARK: Search
 
-    /// The index of each of `identifiers` in the list: one pass, no early exit.
+    /// The index of each of `identifiers` in the list: one pass over the chunks.
+    ///
+    /// For a few identifiers each chunk is first tested with a branch-free loop the
+    /// optimizer vectorizes, and searched only when it holds one of them.
     func positions(of identifiers: Set<Int64>) -> [Int64: Int] {
         var found: [Int64: Int] = [:]
         guard !identifiers.isEmpty else { return found }
-        if identifiers.count <= 4 {
+        if identifiers.count <= 8 {
             let wanted = Array(identifiers)
             for (c, chunk) in chunks.enumerated() {
                 chunk.withUnsafeBufferPointer { buffer in
-                    for w in wanted {
-                        // A branch-free compare loop the optimizer vectorizes.
-                        var hit = false
-                        for value in buffer { hit = hit || value == w }
-                        if hit, let o = buffer.firstIndex(of: w) { found[w] = starts[c] + o }
+                    for w in wanted where found[w] == nil {
+                        var hits = 0
+                        for value in buffer { hits &+= value == w ? 1 : 0 }
+                        if hits > 0, let o = buffer.firstIndex(of: w) { found[w] = starts[c] + o }
                     }
                 }
                 if found.count == identifiers.count { break }
@@ -90,9 +92,21 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
                 for (o, value) in chunk.enumerated() where identifiers.contains(value) {
                     found[value] = starts[c] + o
                 }
+                if found.count == identifiers.count { break }
             }
         }
         return found
+    }
+
+    /// The largest identifier. O(n).
+    var maximum: Int64 {
+        var result = Int64.min
+        for chunk in chunks {
+            chunk.withUnsafeBufferPointer { buffer in
+                for value in buffer { result = Swift.max(result, value) }
+            }
+        }
+        return result
     }
 
     // MARK: Editing

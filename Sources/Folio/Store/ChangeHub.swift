@@ -61,15 +61,15 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
     }
 
     /// Whether another connection committed since the last check. Writer queue only.
-    func externalChangeHappened(_ db: Database) -> Bool {
-        guard let version = try? Int64.fetchOne(db, sql: SQLBuilder.dataVersion) else { return false }
+    func externalChangeHappened(_ db: Database) throws -> Bool {
+        guard let version = try Int64.fetchOne(db, sql: SQLBuilder.dataVersion) else { return false }
         defer { dataVersion = version }
         return dataVersion.map { $0 != version } ?? false
     }
 
     /// Checks for commits by other connections and tells every subscriber. Writer queue only.
-    func synchronize(_ db: Database) {
-        guard externalChangeHappened(db) else { return }
+    func synchronize(_ db: Database) throws {
+        guard try externalChangeHappened(db) else { return }
         for subscriber in liveSubscribers { subscriber.didChangeExternally(in: db) }
     }
 
@@ -78,7 +78,7 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         pending = [:]
         guard !changes.isEmpty else { return }
         let live = liveSubscribers
-        if externalChangeHappened(db) {
+        if (try? externalChangeHappened(db)) == true {
             // Rows this commit did not touch may have changed too: positions computed from
             // them would be wrong, so every subscriber reloads.
             for subscriber in live { subscriber.didChangeExternally(in: db) }

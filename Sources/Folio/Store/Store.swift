@@ -109,7 +109,7 @@ public final class Store: Sendable {
         }
         writer.add(transactionObserver: hub, extent: .databaseLifetime)
         let hub = self.hub
-        try? writer.writeWithoutTransaction { db in _ = hub.externalChangeHappened(db) }
+        try? writer.writeWithoutTransaction { db in _ = try hub.externalChangeHappened(db) }
     }
 
     deinit {
@@ -159,7 +159,7 @@ public final class Store: Sendable {
     /// ``observeExternalChanges(every:)``.
     public func synchronize() throws {
         let hub = self.hub
-        try folio { try writer.writeWithoutTransaction { db in hub.synchronize(db) } }
+        try folio { try writer.writeWithoutTransaction { db in try hub.synchronize(db) } }
     }
 
     /// Calls ``synchronize()`` periodically until the returned task is cancelled (or the
@@ -171,7 +171,7 @@ public final class Store: Sendable {
                 try? await Task.sleep(for: interval)
                 guard let self else { return }
                 let hub = self.hub
-                try? await self.writer.writeWithoutTransaction { db in hub.synchronize(db) }
+                try? await self.writer.writeWithoutTransaction { db in try hub.synchronize(db) }
             }
         }
     }
