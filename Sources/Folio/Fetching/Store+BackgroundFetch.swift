@@ -101,7 +101,7 @@ extension Store {
     /// between two statements (after the count, before the scan) would let the next one,
     /// a sort of a million rows say, run to its end. The progress handler closes that gap.
     /// Removed when the read ends, before the connection goes back to the pool.
-    private static func interruptWhenCancelled(_ db: Database) {
+    static func interruptWhenCancelled(_ db: Database) {
         sqlite3_progress_handler(db.sqliteConnection, 1000, { _ in Task.isCancelled ? 1 : 0 }, nil)
     }
 
