@@ -1,0 +1,271 @@
+import Foundation
+import Folio
+
+/// A delegate that notes when each commit's callbacks have all been made.
+@MainActor
+final class ChangeRecorder: FetchedResultsControllerDelegate {
+    typealias ResultType = Article
+
+    private var lastChange: ChangeSet?
+    private var received: [(change: ChangeSet, at: UInt64)] = []
+    private var waiter: CheckedContinuation<Void, Never>?
+
+    func controller(_ controller: FetchedResultsController<Article>, didChangeContentWith changes: ChangeSet) {
+        lastChange = changes
+    }
+
+    /// The last callback of a commit: the change set counts as delivered here.
+    func controller(_ controller: FetchedResultsController<Article>, didChangeContentWith snapshot: Snapshot) {
+        received.append((lastChange ?? ChangeSet(), now()))
+        lastChange = nil
+        waiter?.resume()
+        waiter = nil
+    }
+
+    /// The next delivered change set and when it arrived, or `nil` after `timeout` seconds.
+    func next(timeout: Double = 30) async -> (change: ChangeSet, at: UInt64)? {
+        if received.isEmpty {
+            let timer = Task { @MainActor [weak self] in
+                try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+                guard !Task.isCancelled, let self, let waiter = self.waiter else { return }
+                self.waiter = nil
+                waiter.resume()
+            }
+            await withCheckedContinuation { waiter = $0 }
+            timer.cancel()
+        }
+        return received.isEmpty ? nil : received.removeFirst()
+    }
+
+    var backlog: Int { received.count }
+}
+
+extension Bench {
+    enum ChangeKind: String, CaseIterable {
+        case insert = "insert"
+        case updateInPlace = "update in place"
+        case updateMoving = "update that moves"
+        case delete = "delete"
+    }
+
+    /// The synchronous write (in an async context the async overload would be chosen).
+    func write(_ body: (Folio.Transaction) throws -> Void) throws {
+        try store.write(body)
+    }
+
+    func newArticle() -> Article {
+        insertedCount += 1
+        return dataset.randomArticle(insertedCount, using: &random)
+    }
+
+    func takeRandomID() -> Int64 {
+        let i = Int.random(in: 0..<liveIDs.count, using: &random)
+        liveIDs.swapAt(i, liveIDs.count - 1)
+        return liveIDs.removeLast()
+    }
+
+    func randomRecord() throws -> Article {
+        let id = liveIDs[Int.random(in: 0..<liveIDs.count, using: &random)]
+        return try store.fetchOne(Article.self, id: RecordID(id))!
+    }
+
+    // MARK: Live change sets
+
+    func changes() async throws {
+        log("commit of a one-row insert with no controller tracking")
+        var commit = Samples()
+        for _ in 0..<50 {
+            var article = newArticle()
+            try commit.time { try write { tx in try tx.insert(&article) } }
+            liveIDs.append(article.id!.rawValue)
+        }
+        report.baselines.append(ResultRow(
+            id: "commit", what: "store.write of a one-row insert, no controller tracking (the floor of every change below)",
+            median: commit.median, p99: commit.p99, samples: commit.count))
+
+        let recorder = ChangeRecorder()
+        let live = controller(sectioned: true)
+        live.delegate = recorder
+        try live.performFetch()
+        let n = options.changes
+        for kind in ChangeKind.allCases {
+            log("\(n) one-row changes: \(kind.rawValue)")
+            var samples = Samples()
+            var unexpected = 0
+            for _ in 0..<n {
+                let change: ChangeSet
+                let start: UInt64
+                switch kind {
+                case .insert:
+                    var article = newArticle()
+                    start = now()
+                    try write { tx in try tx.insert(&article) }
+                    liveIDs.append(article.id!.rawValue)
+                case .updateInPlace:
+                    var record = try randomRecord()
+                    record.title += " (edited)"
+                    start = now()
+                    try write { tx in try tx.update(record) }
+                case .updateMoving:
+                    var record = try randomRecord()
+                    record.published = dataset.randomDate(using: &random)
+                    start = now()
+                    try write { tx in try tx.update(record) }
+                case .delete:
+                    let id = takeRandomID()
+                    start = now()
+                    try write { tx in try tx.delete(Article.self, id: RecordID(id)) }
+                }
+                guard let delivered = await recorder.next() else {
+                    throw BenchError.noDelivery("\(kind.rawValue): no change set within 30 s")
+                }
+                samples.add(delivered.at - start)
+                change = delivered.change
+                if !Self.hasExpectedShape(change, kind: kind, rows: 1) { unexpected += 1 }
+            }
+            report.results.append(ResultRow(
+                id: "change.\(kind)", what: "one-row \(kind.rawValue) → change set delivered",
+                median: samples.median, p99: samples.p99, samples: samples.count,
+                target: "median ≤ 2 ms, p99 ≤ 10 ms; ≥ 1000 × faster than naive",
+                met: samples.median <= 2 && samples.p99 <= 10,
+                detail: unexpected == 0 ? nil : "\(unexpected) change sets of an unexpected shape"))
+        }
+
+        for kind in [ChangeKind.insert, .updateMoving, .delete] {
+            log("1,000-row transactions: \(kind.rawValue)")
+            var samples = Samples()
+            var unexpected = 0
+            for rep in 0...(repetitions + 1) {
+                let start: UInt64
+                switch kind {
+                case .insert:
+                    var articles = (0..<1_000).map { _ in newArticle() }
+                    start = now()
+                    try write { tx in for i in articles.indices { try tx.insert(&articles[i]) } }
+                    liveIDs += articles.map { $0.id!.rawValue }
+                case .updateMoving, .updateInPlace:
+                    var records: [Article] = []
+                    var picked = Set<Int64>()
+                    while records.count < 1_000 {
+                        var record = try randomRecord()
+                        guard picked.insert(record.id!.rawValue).inserted else { continue }
+                        record.published = dataset.randomDate(using: &random)
+                        records.append(record)
+                    }
+                    start = now()
+                    try write { tx in for record in records { try tx.update(record) } }
+                case .delete:
+                    let ids = (0..<1_000).map { _ in takeRandomID() }
+                    start = now()
+                    try write { tx in for id in ids { try tx.delete(Article.self, id: RecordID(id)) } }
+                }
+                guard let delivered = await recorder.next() else {
+                    throw BenchError.noDelivery("1,000-row \(kind.rawValue): no change set within 30 s")
+                }
+                if !Self.hasExpectedShape(delivered.change, kind: kind, rows: 1_000) { unexpected += 1 }
+                if rep > 0 { samples.add(delivered.at - start) }
+            }
+            let what = kind == .updateMoving ? "1,000-row transaction (updates that move) → change set" : "1,000-row transaction (\(kind.rawValue)s) → change set"
+            report.results.append(ResultRow(
+                id: "transaction1000.\(kind)", what: what,
+                median: samples.median, samples: samples.count,
+                target: "≤ 50 ms", met: samples.median <= 50,
+                detail: unexpected == 0 ? nil : "\(unexpected) change sets of an unexpected shape"))
+        }
+        live.delegate = nil
+        withExtendedLifetime(recorder) {}
+    }
+
+    /// Whether a change set looks like what `kind` of `rows` rows should give.
+    static func hasExpectedShape(_ c: ChangeSet, kind: ChangeKind, rows: Int) -> Bool {
+        if c.isReload { return false }
+        switch kind {
+        case .insert:
+            return c.deletedItems.isEmpty && c.movedItems.isEmpty && c.insertedItems.count + c.insertedSections.count >= (rows == 1 ? 1 : 1)
+                && c.insertedItems.count <= rows
+        case .updateInPlace:
+            return c.updatedItems.count == rows && c.movedItems.isEmpty && c.insertedItems.isEmpty && c.deletedItems.isEmpty
+        case .updateMoving:
+            return c.movedItems.count + c.updatedItems.count + c.insertedItems.count >= (rows == 1 ? 1 : rows / 2)
+        case .delete:
+            return c.insertedItems.isEmpty && c.movedItems.isEmpty && c.deletedItems.count + c.deletedSections.count >= 1
+                && c.deletedItems.count <= rows
+        }
+    }
+
+    // MARK: naive after a change
+
+    func naiveChange() throws {
+        log("naive: one-row insert, refetch everything, difference(from:) (\(repetitions) repetitions)")
+        var previous = try baselines.fetchAll().map(\.id)
+        var samples = Samples()
+        for _ in 0..<repetitions {
+            let article = newArticle()
+            let start = now()
+            let (ids, differences) = try baselines.insertRefetchAndDiff(article, previous: previous)
+            samples.add(now() - start)
+            precondition(differences == 1, "naive diff found \(differences) changes")
+            previous = ids
+        }
+        report.baselines.append(ResultRow(
+            id: "naive.change", what: "one-row insert, then fetchAll again and `difference(from:)` of the identifier arrays",
+            median: samples.median, samples: samples.count))
+        for i in report.results.indices where report.results[i].id.hasPrefix("change.") {
+            let folio = report.results[i].median!
+            report.results[i].baseline = "naive.change"
+            report.results[i].baselineMedian = samples.median
+            report.results[i].speedup = samples.median / folio
+            report.results[i].met = report.results[i].met == true && samples.median / folio >= 1_000
+        }
+    }
+
+    // MARK: Persistent section cache
+
+    func reopenWithCache() async throws {
+        log("reopen with a valid section cache against an uncached performFetch")
+        let name = "bench-\(UUID().uuidString.prefix(8))"
+        do {
+            let first = controller(sectioned: true, cacheName: name)
+            try first.performFetch()
+            await first.flushCache()
+        }
+        var cached = Samples(), uncached = Samples()
+        var outcomes: [String] = []
+        for rep in 0...repetitions {
+            let plain = controller(sectioned: true)
+            let plainStart = now()
+            try plain.performFetch()
+            let plainTime = now() - plainStart
+
+            let reopened = controller(sectioned: true, cacheName: name)
+            let start = now()
+            try reopened.performFetch()
+            let time = now() - start
+            precondition(reopened.snapshot.numberOfItems == plain.snapshot.numberOfItems)
+            outcomes.append("\(reopened.lastCacheOutcome)")
+            guard rep > 0 else { continue }
+            uncached.add(plainTime)
+            cached.add(time)
+        }
+        let reused = outcomes.allSatisfy { $0 == "\(SectionCache.Outcome.reused)" }
+        report.baselines.append(ResultRow(
+            id: "uncached", what: "Folio's own performFetch with sections, no cache (measured beside the reopen)",
+            median: uncached.median, samples: uncached.count))
+        report.results.append(ResultRow(
+            id: "reopen", what: "reopen with a valid section cache (new controller, same cacheName)",
+            median: cached.median, samples: cached.count,
+            baseline: "uncached", baselineMedian: uncached.median, ratio: cached.median / uncached.median,
+            target: "≤ 0.5 × uncached performFetch", met: cached.median <= 0.5 * uncached.median && reused,
+            detail: reused ? "lastCacheOutcome == .reused every time" : "cache outcomes: \(outcomes.joined(separator: ", "))"))
+        try FetchedResultsController<Article>.deleteCache(withName: name, in: store)
+    }
+}
+
+enum BenchError: Error, CustomStringConvertible {
+    case noDelivery(String)
+    var description: String {
+        switch self {
+        case .noDelivery(let message): message
+        }
+    }
+}
