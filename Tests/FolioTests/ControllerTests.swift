@@ -390,4 +390,26 @@ struct ControllerTests {
         #expect(change?.isReload == true)
         #expect(controller.snapshot.numberOfItems == 0)
     }
+
+    @Test(arguments: [0.0, 86_399.9, 86_400, -1, 951_782_400 /* 2000-02-29 */, 4_102_444_800 /* 2100-01-01 */, -62_135_596_800 /* 0001-01-01 */, 1_763_700_000])
+    func dayNamesMatchSQLite(_ seconds: Double) throws {
+        // SQLite's date() is the oracle (proleptic Gregorian, like Folio; Foundation's
+        // calendar switches to Julian before 1582).
+        let expected = try sqliteDate(store, seconds)
+        #expect(DayNumber.name(of: DayNumber.of(seconds: seconds, offsetSeconds: 0)) == expected)
+    }
+
+    @Test func absurdDatesStillGetOrderedSections() async throws {
+        try writeSync(store) { tx in
+            for (i, seconds) in [-Double.infinity, -1e300, 0, 1e300, Double.infinity].enumerated() {
+                var a = Article(title: "d\(i)", published: Date(timeIntervalSince1970: seconds))
+                try tx.insert(&a)
+            }
+        }
+        let controller = FetchedResultsController(
+            FetchRequest<Article>(sortBy: [SortDescriptor(\.published)]), store: store, sectionBy: .day(\.published))
+        try await controller.performFetch()
+        #expect(controller.sections.count == 3)  // -∞ and -1e300 clamp together, 1970-01-01, +1e300 and +∞
+        #expect(controller.sections[1].name == "1970-01-01")
+    }
 }

@@ -390,7 +390,7 @@ public final class FetchedResultsController<R: Record> {
         infos.reserveCapacity(presented.runs.count)
         var offset = 0
         for run in presented.runs {
-            let name = presented.sectioned ? SectionKey<R>.name(of: run.value) : ""
+            let name = presented.sectioned ? (sectionKey?.name(of: run.value) ?? "") : ""
             infos.append(SectionInfo(
                 name: name, indexTitle: sectionIndexTitle(name), numberOfObjects: run.count,
                 offset: offset, isNil: presented.sectioned && run.value.isNull))

@@ -59,7 +59,8 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
     static func fetchFull(_ db: Database, query: CompiledQuery, section: SectionExpression?, diagnostics: Diagnostics) throws -> ResultsState {
         let (ids, runs) = try IdentifierScan.run(
             db, SQLBuilder.identifiers(query, section: section?.fragment, windowed: false),
-            withSection: section != nil, sectionTransform: section?.transform, diagnostics: diagnostics)
+            withSection: section != nil, sectionTransform: section?.transform, dayOffset: section?.dayOffset,
+            diagnostics: diagnostics)
         return ResultsState(ids: ids, runs: runs, sectioned: section != nil)
     }
 

@@ -92,13 +92,23 @@ public struct SectionKey<R: Record>: @unchecked Sendable, CustomStringConvertibl
         let column = try R.entity.column(for: keyPath)
         switch kind {
         case .attribute: return SectionExpression(fragment: SQLBuilder.section(attribute: column))
-        case .day(let offset): return SectionExpression(fragment: SQLBuilder.section(dayOf: column, offsetSeconds: offset))
+        case .day(let offset):
+            // The raw column: the day number is computed while stepping, far cheaper than
+            // SQLite formatting a date string for every row.
+            return SectionExpression(
+                fragment: SQLBuilder.section(attribute: column), dayOffset: offset,
+                transform: { DayNumber.value(of: $0, offsetSeconds: offset) })
         case .firstLetter: return SectionExpression(fragment: SQLBuilder.section(firstLetterOf: column))
         case .computed: return SectionExpression(fragment: SQLBuilder.section(attribute: column), transform: transform)
         }
     }
 
     /// The section's name for a section value.
+    func name(of value: DatabaseValue) -> String {
+        if case .day = kind, case .int64(let day) = value.storage { return DayNumber.name(of: day) }
+        return Self.name(of: value)
+    }
+
     static func name(of value: DatabaseValue) -> String {
         switch value.storage {
         case .null: ""
@@ -113,8 +123,53 @@ public struct SectionKey<R: Record>: @unchecked Sendable, CustomStringConvertibl
 /// How a section value is read: an SQL expression, optionally passed through Swift.
 struct SectionExpression: Sendable {
     var fragment: SQLFragment
+    /// Set for day sections: the column is a date, sections are its day numbers.
+    var dayOffset: Int? = nil
     var transform: (@Sendable (DatabaseValue) -> DatabaseValue)? = nil
 
     @inline(__always)
     func value(_ raw: DatabaseValue) -> DatabaseValue { transform.map { $0(raw) } ?? raw }
+}
+
+/// Days since 1970-01-01 of a stored date, and their `YYYY-MM-DD` names.
+enum DayNumber {
+    /// Day numbers are clamped to ±10⁹ (±2.7 million years), so infinities and absurd
+    /// dates still get a finite, ordered section.
+    static let limit: Int64 = 1_000_000_000
+
+    @inline(__always)
+    static func of(seconds: Double, offsetSeconds: Int) -> Int64 {
+        let days = ((seconds + Double(offsetSeconds)) / 86_400).rounded(.down)
+        if days.isNaN { return 0 }
+        if days >= Double(limit) { return limit }
+        if days <= -Double(limit) { return -limit }
+        return Int64(days)
+    }
+
+    static func value(of stored: DatabaseValue, offsetSeconds: Int) -> DatabaseValue {
+        switch stored.storage {
+        case .double(let seconds): of(seconds: seconds, offsetSeconds: offsetSeconds).databaseValue
+        case .int64(let seconds): of(seconds: Double(seconds), offsetSeconds: offsetSeconds).databaseValue
+        default: .null
+        }
+    }
+
+    /// `YYYY-MM-DD` of a day number (proleptic Gregorian calendar; Howard Hinnant's
+    /// civil-from-days algorithm).
+    static func name(of day: Int64) -> String {
+        let z = day + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+        func pad(_ v: Int64, _ width: Int) -> String {
+            let text = String(abs(v))
+            return (v < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))"
+    }
 }

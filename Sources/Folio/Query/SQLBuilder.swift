@@ -211,10 +211,6 @@ enum SQLBuilder {
 
     static func section(attribute column: String) -> SQLFragment { SQLFragment(quote(column)) }
 
-    static func section(dayOf column: String, offsetSeconds: Int) -> SQLFragment {
-        SQLFragment("date(\(quote(column)) + ?, 'unixepoch')", [Int64(offsetSeconds).databaseValue])
-    }
-
     static func section(firstLetterOf column: String) -> SQLFragment {
         SQLFragment("upper(substr(\(quote(column)), 1, 1))")
     }

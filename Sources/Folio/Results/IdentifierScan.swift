@@ -19,6 +19,7 @@ enum IdentifierScan {
         _ fragment: SQLFragment,
         withSection: Bool,
         sectionTransform: (@Sendable (DatabaseValue) -> DatabaseValue)? = nil,
+        dayOffset: Int? = nil,
         diagnostics: Diagnostics,
         progressInterval: Int = 4096,
         progress: ((Int) throws -> Void)? = nil
@@ -33,6 +34,7 @@ enum IdentifierScan {
         var previousText: [UInt8] = []
         var previousValue: DatabaseValue? = nil
         var runCount = 0
+        var previousDay: Int64? = nil
         var rows = 0
         while true {
             let code = sqlite3_step(sqlite)
@@ -44,7 +46,19 @@ enum IdentifierScan {
             }
             builder.append(sqlite3_column_int64(sqlite, 0))
             rows += 1
-            if withSection, let sectionTransform {
+            if withSection, let dayOffset {
+                let type = sqlite3_column_type(sqlite, 1)
+                let day: Int64? = type == SQLITE_NULL ? nil
+                    : DayNumber.of(seconds: sqlite3_column_double(sqlite, 1), offsetSeconds: dayOffset)
+                if runCount > 0, day == previousDay {
+                    runCount += 1
+                } else {
+                    if let previousValue { runs.append(SectionRun(value: previousValue, count: runCount)) }
+                    previousDay = day
+                    previousValue = day.map { $0.databaseValue } ?? .null
+                    runCount = 1
+                }
+            } else if withSection, let sectionTransform {
                 let value = sectionTransform(DatabaseValue(sqliteStatement: sqlite, index: 1))
                 if let previousValue, value == previousValue {
                     runCount += 1
