@@ -1,0 +1,192 @@
+import Foundation
+import Folio
+
+extension Browser {
+    /// Draws the screen, writing only when it changed.
+    func render() {
+        let frame = self.frame()
+        guard frame != lastFrameText else { return }
+        lastFrameText = frame
+        terminal.write(frame)
+    }
+
+    func forceRedraw() {
+        lastFrameText = ""
+        terminal.write(ANSI.clearScreen)
+    }
+
+    /// The whole screen as one string of escape sequences.
+    func frame() -> String {
+        let lines = screenLines()
+        var frame = ""
+        for (index, line) in lines.enumerated() {
+            frame += ANSI.moveTo(row: index + 1) + line + ANSI.reset + ANSI.clearToEndOfLine
+        }
+        return frame
+    }
+
+    /// One styled string per terminal row. The list is drawn before the status line, so
+    /// the counters include the batches the visible rows needed.
+    func screenLines() -> [String] {
+        let width = size.columns
+        var lines: [String] = []
+        lines.append(titleBar(width))
+        switch mode {
+        case .detail: lines += detailLines(width)
+        case .list, .prompt: lines += listLines(width)
+        }
+        lines.append(bottomLine(width))
+        lines.append(statusLine(width))
+        return lines
+    }
+
+    private func titleBar(_ width: Int) -> String {
+        var text = " FeedLoader · \(title) · \(newestFirst ? "newest first" : "oldest first")"
+        if !filter.isEmpty { text += " · filter “\(filter)”" }
+        if case .detail = mode, let cursor { text += " · item \((model.row(of: cursor) + 1).formatted()) of \(model.rowCount.formatted())" }
+        return ANSI.barStyle + TextLayout.fit(text, width)
+    }
+
+    private func bottomLine(_ width: Int) -> String {
+        if case .prompt(let prompt) = mode {
+            let label = prompt.kind == .filter ? "Filter (title or source): " : "Go to day (YYYY-MM-DD prefix): "
+            return ANSI.bold + TextLayout.fit(" " + label + prompt.text + "▏", width)
+        }
+        if let message { return ANSI.bold + TextLayout.fit(" " + message.text, width) }
+        let keys = mode == .detail
+            ? " Esc back · j/k previous/next · d delete · q back"
+            : " ↑↓ jk · PgUp PgDn · g G · / filter · 0-9 day · s sort · ⏎ open · d delete · r import · q quit"
+        return ANSI.dim + TextLayout.fit(keys, width)
+    }
+
+    private func statusLine(_ width: Int) -> String {
+        let counters = store.diagnostics.counters
+        let text = " rows \(model.rowCount.formatted()) │ sections \(model.sections.count.formatted())"
+            + " │ statements \(counters.statements.formatted()) │ batches \(counters.batchesLoaded.formatted())"
+            + " │ records \(counters.recordsMaterialized.formatted()) │ batch size \(source.request.batchSize)"
+        return ANSI.reverse + TextLayout.fit(text, width)
+    }
+
+    // MARK: List
+
+    private func listLines(_ width: Int) -> [String] {
+        var lines: [String] = []
+        let height = listHeight
+        if model.isEmpty {
+            lines.append("")
+            lines.append(TextLayout.fit(filter.isEmpty ? "  No items. Press r to import some." : "  Nothing matches “\(filter)”. Press Esc to clear the filter.", width))
+            while lines.count < height { lines.append("") }
+            return lines
+        }
+        for offset in 0..<height {
+            let index = top + offset
+            guard index < model.lineCount else {
+                lines.append("")
+                continue
+            }
+            switch model.line(at: index) {
+            case .header(let section):
+                lines.append(headerLine(section, width))
+            case .row(let path):
+                // The first line is the sticky header of the section being scrolled.
+                lines.append(offset == 0 ? headerLine(path.section, width) : rowLine(path, width))
+            }
+        }
+        return lines
+    }
+
+    private func headerLine(_ section: Int, _ width: Int) -> String {
+        let value = model.sections[section]
+        let count = value.identifiers.count
+        let right = "\(count.formatted()) item\(count == 1 ? "" : "s") "
+        let left = "▌" + Self.dayTitle(value.name)
+        let space = max(1, width - TextLayout.width(of: left) - TextLayout.width(of: right))
+        return ANSI.headerStyle + TextLayout.fit(left + String(repeating: " ", count: space) + right, width)
+    }
+
+    private func rowLine(_ path: IndexPath, _ width: Int) -> String {
+        let id = model.identifier(at: path)
+        let feed = source.record(id, at: path)
+        let highlight = highlights[id]?.kind
+        let marker = highlight == .inserted ? "+" : highlight == .updated ? "~" : " "
+        let sourceWidth = 14
+        let titleWidth = max(10, width - 1 - 1 - 5 - 2 - 2 - sourceWidth - 1)
+        let text: String
+        if let feed {
+            text = marker + " " + Self.time(feed.published) + "  " + TextLayout.fit(feed.title, titleWidth) + "  "
+                + TextLayout.fit(feed.source, sourceWidth)
+        } else {
+            text = marker + " " + "--:--" + "  " + TextLayout.fit("(deleted)", titleWidth)
+        }
+        var style = ""
+        if highlight != nil { style += ANSI.highlightStyle }
+        if path == cursor { style += ANSI.reverse + ANSI.bold }
+        if feed == nil { style += ANSI.dim }
+        return style + TextLayout.fit(text, width)
+    }
+
+    // MARK: Detail
+
+    private func detailLines(_ width: Int) -> [String] {
+        var lines: [String] = [""]
+        let inner = max(10, width - 4)
+        if let cursor, let feed = record(at: cursor) {
+            for line in TextLayout.wrap(feed.title, inner) { lines.append(ANSI.bold + "  " + line) }
+            lines.append("")
+            lines.append("  " + ANSI.dim + "Source     " + ANSI.reset + feed.source)
+            lines.append("  " + ANSI.dim + "Published  " + ANSI.reset + Self.dayTitle(Self.dayName(feed.published)) + " at " + Self.time(feed.published)
+                + ANSI.dim + "  (" + feed.published.formatted(.iso8601) + ")")
+            lines.append("  " + ANSI.dim + "URL        " + ANSI.reset + ANSI.underline + TextLayout.fit(feed.url, inner - 11).trimmingCharacters(in: .whitespaces))
+            lines.append("  " + ANSI.dim + "Image      " + ANSI.reset + TextLayout.fit(feed.imageURL ?? "none", inner - 11).trimmingCharacters(in: .whitespaces))
+            lines.append("")
+            for line in TextLayout.wrap(feed.summary, min(inner, 90)) { lines.append("  " + line) }
+        } else {
+            lines.append("  This item was deleted.")
+        }
+        let height = listHeight
+        if lines.count > height { lines = Array(lines.prefix(height)) }
+        while lines.count < height { lines.append("") }
+        return lines
+    }
+
+    // MARK: Dates
+
+    /// The fixed offset that sections by day use, so times agree with their section.
+    static let offsetSeconds = TimeZone.current.secondsFromGMT()
+
+    /// `17:02`, in the sections' time zone.
+    static func time(_ date: Date) -> String {
+        let seconds = Int((date.timeIntervalSince1970 + Double(offsetSeconds)).rounded(.down))
+        let inDay = ((seconds % 86_400) + 86_400) % 86_400
+        return String(format: "%02d:%02d", inDay / 3600, inDay % 3600 / 60)
+    }
+
+    /// `2025-06-13`, in the sections' time zone.
+    static func dayName(_ date: Date) -> String {
+        let days = Int(((date.timeIntervalSince1970 + Double(offsetSeconds)) / 86_400).rounded(.down))
+        let (y, m, d) = FeedGenerator.civilFromDays(days)
+        return String(format: "%04d-%02d-%02d", y, m, d)
+    }
+
+    static let weekdays = ["Thursday", "Friday", "Saturday", "Sunday", "Monday", "Tuesday", "Wednesday"]
+    static let months = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
+                         "October", "November", "December"]
+
+    /// `2025-06-13` → `2025-06-13  Friday 13 June 2025`.
+    static func dayTitle(_ name: String) -> String {
+        let parts = name.split(separator: "-").compactMap { Int($0) }
+        guard parts.count == 3, (1...12).contains(parts[1]), (1...31).contains(parts[2]) else { return name }
+        let days = daysFromCivil(parts[0], parts[1], parts[2])
+        let weekday = weekdays[((days % 7) + 7) % 7]
+        return "\(name)  \(weekday) \(parts[2]) \(months[parts[1] - 1]) \(parts[0])"
+    }
+
+    static func daysFromCivil(_ year: Int, _ month: Int, _ day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+}

@@ -1,0 +1,393 @@
+import Foundation
+import Folio
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The full-screen list: newest first, sectioned by day with sticky headers, driven by
+/// a fetched results controller whose batch size is the terminal's height.
+///
+/// Everything happens on the main actor, one event at a time: keys (read on a thread
+/// of their own), change sets from the controller, terminal resizes, ticks (to fade
+/// highlights and refresh the counters) and messages from a background import.
+@MainActor
+final class Browser {
+    enum Event: Sendable {
+        case keys([Key])
+        case change(ChangeSet)
+        case resize
+        case tick
+        case message(String)
+        case importFinished
+    }
+
+    enum Mode: Equatable {
+        case list
+        case detail
+        case prompt(Prompt)
+    }
+
+    struct Prompt: Equatable {
+        enum Kind { case filter, jump }
+        var kind: Kind
+        var text: String
+    }
+
+    enum Highlight { case inserted, updated }
+
+    let store: Store
+    let source: any FeedListSource
+    let terminal: Terminal
+    let title: String
+    /// A feed file `r` imports; `nil` imports pages of simulated live news.
+    let refreshFile: String?
+
+    private(set) var model = RowModel()
+    /// The first display line on screen (drawn under the sticky header).
+    private(set) var top = 0
+    /// The selected row, `nil` when the list is empty.
+    private(set) var cursor: IndexPath?
+    private(set) var mode = Mode.list
+    private(set) var filter = ""
+    private(set) var newestFirst = true
+    private(set) var size: Terminal.Size
+    private(set) var highlights: [RecordID: (kind: Highlight, until: Date)] = [:]
+    private(set) var message: (text: String, until: Date)?
+    private var scrollToTopOnNextChange = false
+    private var importTask: Task<Void, Never>?
+    private var helpers: [Task<Void, Never>] = []
+    private var resizeSource: (any DispatchSourceSignal)?
+    var lastFrameText = ""
+    private var isDone = false
+
+    let events: AsyncStream<Event>
+    let post: AsyncStream<Event>.Continuation
+
+    /// How long an inserted or updated row stays highlighted.
+    static let highlightDuration: TimeInterval = 2.5
+
+    init(store: Store, source: any FeedListSource, terminal: Terminal, title: String, refreshFile: String?) {
+        self.store = store
+        self.source = source
+        self.terminal = terminal
+        self.title = title
+        self.refreshFile = refreshFile
+        self.size = terminal.size
+        (events, post) = AsyncStream.makeStream(of: Event.self)
+    }
+
+    /// Rows of the list between the title bar and the two bottom lines.
+    var listHeight: Int { max(2, size.rows - 3) }
+
+    /// The batch size: one screen.
+    static func batchSize(for size: Terminal.Size) -> Int { max(4, size.rows) }
+
+    /// Fetches, takes over the terminal, and runs until `q`.
+    func run() async throws {
+        try source.performFetch()
+        model = RowModel(sections: source.currentSections())
+        cursor = model.isEmpty ? nil : IndexPath(item: 0, section: 0)
+        terminal.enterFullScreen()
+        defer {
+            terminal.leaveFullScreen()
+            for task in helpers { task.cancel() }
+            importTask?.cancel()
+            resizeSource?.cancel()
+        }
+        startProducers()
+        render()
+        for await event in events {
+            handle(event)
+            if isDone { break }
+            render()
+        }
+    }
+
+    private func startProducers() {
+        let post = self.post
+        Self.startKeyReader(post)
+        let changes = source.changes
+        helpers.append(Task {
+            for await change in changes { post.yield(.change(change)) }
+        })
+        helpers.append(Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(200))
+                post.yield(.tick)
+            }
+        })
+        signal(SIGWINCH, SIG_IGN)
+        let resize = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: .main)
+        resize.setEventHandler { post.yield(.resize) }
+        resize.resume()
+        resizeSource = resize
+    }
+
+    /// Reads standard input on a thread of its own (a blocking read), decoding keys.
+    nonisolated private static func startKeyReader(_ post: AsyncStream<Event>.Continuation) {
+        let thread = Thread {
+            var buffer = [UInt8](repeating: 0, count: 512)
+            while true {
+                let count = read(STDIN_FILENO, &buffer, buffer.count)
+                if count > 0 {
+                    post.yield(.keys(Key.parse(Array(buffer[0..<count]))))
+                } else if count == 0 || errno != EINTR {
+                    post.yield(.keys([.control("d")]))
+                    return
+                }
+            }
+        }
+        thread.start()
+    }
+
+    // MARK: Events
+
+    func handle(_ event: Event) {
+        switch event {
+        case .keys(let keys):
+            for key in keys where !isDone { handle(key) }
+        case .change(let change):
+            apply(change)
+        case .resize:
+            resize(to: terminal.size)
+        case .tick:
+            let now = Date()
+            highlights = highlights.filter { $0.value.until > now }
+            if let message, message.until <= now { self.message = nil }
+        case .message(let text):
+            show(text)
+        case .importFinished:
+            importTask = nil
+        }
+    }
+
+    func resize(to newSize: Terminal.Size) {
+        guard newSize != size else { return }
+        let oldBatch = Self.batchSize(for: size)
+        size = newSize
+        lastFrameText = ""
+        terminal.write(ANSI.clearScreen)
+        if Self.batchSize(for: newSize) != oldBatch {
+            var request = source.request
+            request.batchSize = Self.batchSize(for: newSize)
+            do { try source.setRequest(request) } catch { show("Cannot change the batch size: \(error)") }
+        }
+        keepCursorVisible()
+    }
+
+    func show(_ text: String, for seconds: TimeInterval = 4) {
+        message = (text, Date().addingTimeInterval(seconds))
+    }
+
+    // MARK: Change sets
+
+    /// Applies a change set to the row model as a table view applies batch updates, and
+    /// keeps the selection on its record and the screen on what it showed.
+    func apply(_ change: ChangeSet) {
+        let selected = cursor.map { model.identifier(at: $0) }
+        let selectedSection = cursor.map { model.sections[$0.section].name }
+        let selectedRow = cursor.map { model.row(of: $0) } ?? 0
+        let wasAtTop = top == 0
+        let anchor = firstVisibleRow()
+        let anchorID = anchor.map { model.identifier(at: $0) }
+        let anchorOffset = anchor.map { model.line(of: $0) - top } ?? 0
+
+        var applied = RowModel.Applied()
+        if change.isReload {
+            model = RowModel(sections: source.currentSections())
+        } else {
+            do {
+                applied = try model.apply(change) { source.section(at: $0) }
+            } catch {
+                model = RowModel(sections: source.currentSections())
+                show("Reloaded the list (\(error))")
+            }
+        }
+        let until = Date().addingTimeInterval(Self.highlightDuration)
+        for id in applied.inserted { highlights[id] = (.inserted, until) }
+        for id in applied.updated where highlights[id]?.kind != .inserted { highlights[id] = (.updated, until) }
+        for id in applied.removed { highlights[id] = nil }
+
+        guard !model.isEmpty else {
+            cursor = nil
+            top = 0
+            if mode == .detail { mode = .list }
+            return
+        }
+        if scrollToTopOnNextChange {
+            scrollToTopOnNextChange = false
+            cursor = IndexPath(item: 0, section: 0)
+            top = 0
+            return
+        }
+        // The selection follows its record; if it was deleted, the row at its place is selected.
+        var next: IndexPath?
+        if let selected, !applied.removed.contains(selected) {
+            if let moved = applied.moved.first(where: { $0.id == selected }) {
+                next = moved.to
+            } else {
+                next = model.indexPath(of: selected, hint: selectedSection)
+            }
+        }
+        cursor = next ?? model.indexPath(atRow: min(selectedRow, model.rowCount - 1))
+        if mode == .detail, let selected, applied.removed.contains(selected) {
+            mode = .list
+            show("The item was deleted")
+        }
+        // At the top, stay there so new items show; otherwise keep the first visible row in place.
+        if wasAtTop {
+            top = 0
+        } else if let anchorID, let path = model.indexPath(of: anchorID, hint: nil as String?) {
+            top = model.line(of: path) - anchorOffset
+        }
+        clampTop()
+        keepCursorVisible()
+    }
+
+    /// The first row drawn below the sticky header.
+    func firstVisibleRow() -> IndexPath? {
+        guard !model.isEmpty else { return nil }
+        var line = top + 1
+        while line < model.lineCount {
+            if case .row(let path) = model.line(at: line) { return path }
+            line += 1
+        }
+        return nil
+    }
+
+    // MARK: Moving
+
+    func moveCursor(byRows delta: Int) {
+        guard let cursor else { return }
+        let row = max(0, min(model.rowCount - 1, model.row(of: cursor) + delta))
+        self.cursor = model.indexPath(atRow: row)
+        keepCursorVisible()
+    }
+
+    func moveToTop() {
+        guard !model.isEmpty else { return }
+        cursor = IndexPath(item: 0, section: 0)
+        top = 0
+    }
+
+    func moveToBottom() {
+        guard !model.isEmpty else { return }
+        cursor = model.indexPath(atRow: model.rowCount - 1)
+        top = model.lineCount - listHeight
+        clampTop()
+    }
+
+    /// Keeps the selected row between the sticky header and the bottom of the list.
+    func keepCursorVisible() {
+        guard let cursor else { return }
+        let line = model.line(of: cursor)
+        if line < top + 1 { top = line - 1 }
+        if line > top + listHeight - 1 { top = line - listHeight + 1 }
+        clampTop()
+    }
+
+    private func clampTop() {
+        top = max(0, min(top, model.lineCount - listHeight))
+    }
+
+    /// Jumps to the first day whose name starts with `prefix` (`2025-06`, `2025-06-1`), or
+    /// to the nearest day in the list's order.
+    func jump(to prefix: String) {
+        guard !model.isEmpty else { return }
+        let text = prefix.trimmingCharacters(in: .whitespaces)
+        var target = model.sections.firstIndex { $0.name.hasPrefix(text) }
+        if target == nil {
+            // The first day past the prefix, in the list's direction.
+            target = model.sections.firstIndex { newestFirst ? $0.name < text : $0.name > text }
+            if target == nil { target = model.sections.count - 1 }
+            show("No day starts with \(text); went to the nearest, \(model.sections[target!].name)")
+        }
+        guard let section = target else { return }
+        cursor = IndexPath(item: 0, section: section)
+        top = model.headerLines[section]
+        clampTop()
+        keepCursorVisible()
+    }
+
+    // MARK: Actions
+
+    func applyFilter(_ text: String) {
+        filter = text
+        replaceRequest()
+    }
+
+    func toggleSort() {
+        newestFirst.toggle()
+        replaceRequest()
+    }
+
+    private func replaceRequest() {
+        do {
+            scrollToTopOnNextChange = true
+            try source.setRequest(.feedList(filter: filter, newestFirst: newestFirst, batchSize: Self.batchSize(for: size)))
+        } catch {
+            scrollToTopOnNextChange = false
+            show("Cannot change the request: \(error)")
+        }
+    }
+
+    func deleteSelected() {
+        guard let cursor else { return }
+        let id = model.identifier(at: cursor)
+        let name = record(at: cursor)?.title ?? "\(id)"
+        let store = self.store
+        let post = self.post
+        Task.detached {
+            do {
+                try await store.write { tx in _ = try tx.delete(Feed.self, id: id) }
+                post.yield(.message("Deleted “\(name.truncated(to: 60))”"))
+            } catch {
+                post.yield(.message("Cannot delete: \(error)"))
+            }
+        }
+    }
+
+    /// Imports in the background while the list stays live: the refresh file, or five
+    /// pages of simulated live news a little apart (each page is one transaction).
+    func startImport() {
+        guard importTask == nil else {
+            show("An import is already running")
+            return
+        }
+        let store = self.store, post = self.post, file = refreshFile
+        show(file.map { "Importing \(($0 as NSString).lastPathComponent) in the background…" } ?? "Fetching live news in the background…")
+        importTask = Task.detached {
+            let importer = FeedImporter(store: store)
+            do {
+                if let file {
+                    let report = try await importer.importFeed(from: FileFeedFetcher(path: file))
+                    post.yield(.message("Imported \(report)"))
+                } else {
+                    let run = UInt64.random(in: 1...UInt64(UInt32.max))
+                    let pages = 5
+                    for page in 0..<pages {
+                        try Task.checkCancellation()
+                        let report = try await importer.importFeed(from: LiveNewsFetcher(page: page, run: run))
+                        post.yield(.message("Live news \(page + 1)/\(pages): \(report.inserted) new, \(report.updated) updated"))
+                        if page < pages - 1 { try await Task.sleep(for: .milliseconds(700)) }
+                    }
+                }
+            } catch is CancellationError {
+            } catch {
+                post.yield(.message("Import failed: \(error)"))
+            }
+            post.yield(.importFinished)
+        }
+    }
+
+    /// The record drawn at `indexPath`, loaded through the controller's batches.
+    func record(at indexPath: IndexPath) -> Feed? {
+        source.record(model.identifier(at: indexPath), at: indexPath)
+    }
+
+    func setMode(_ mode: Mode) { self.mode = mode }
+
+    func quit() { isDone = true }
+}

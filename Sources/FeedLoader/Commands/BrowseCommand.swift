@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import Folio
+
+/// `feedloader` (or `feedloader browse`): the list, full screen; a plain report when
+/// standard output is not a terminal.
+struct BrowseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "browse",
+        abstract: "Show the feed, newest first, sectioned by day (the default command).",
+        discussion: """
+            Keys: ↑/↓ or j/k move, PgUp/PgDn page, g/G top/bottom, / filter, a digit jumps to \
+            a day (type a date prefix, Enter), s toggles the sort, Enter opens an item, d deletes \
+            it, r imports in the background (new items appear live), q quits.
+            """)
+
+    @OptionGroup var options: StoreOptions
+
+    @Flag(name: .customLong("sample"), inversion: .prefixedNo, help: "Import the bundled sample feed into a new database.")
+    var importSample = true
+
+    @Option(name: .customLong("generate"), help: ArgumentHelp("First add N synthetic items (see `generate`).", valueName: "N"))
+    var generateCount: Int?
+
+    @Option(name: .customLong("refresh-from"), help: ArgumentHelp("The feed file `r` imports; simulated live news by default.", valueName: "file"))
+    var refreshFile: String?
+
+    @Flag(help: "Print the plain report even on a terminal.")
+    var plain = false
+
+    @Option(help: "How many items the plain report lists.")
+    var limit = 20
+
+    func validate() throws {
+        if let generateCount, generateCount < 0 { throw ValidationError("--generate must not be negative.") }
+        guard limit >= 0 else { throw ValidationError("--limit must not be negative.") }
+    }
+
+    @MainActor
+    mutating func run() async throws {
+        let (store, isNew) = try options.open()
+        var imported: ImportReport?
+        if isNew && importSample {
+            imported = try await FeedImporter(store: store).importFeed(from: try FileFeedFetcher.sample)
+            if let imported { printProblems(imported) }
+        }
+        if let generateCount, generateCount > 0 {
+            let bar = ProgressBar("Generating", total: generateCount)
+            let done = try await GenerateCommand.insert(
+                FeedGenerator(seed: UInt64.random(in: 1...UInt64.max >> 1), newest: Date()), count: generateCount,
+                into: store) { bar.update($0) }
+            bar.finish(done)
+        }
+        let interactive = Terminal.isInteractive && !plain
+        let size = Terminal.size() ?? Terminal.Size(rows: 24, columns: 80)
+        let request = FetchRequest<Feed>.feedList(filter: "", newestFirst: true, batchSize: Browser.batchSize(for: size))
+        let source = makeListSource(request, store: store)
+        if interactive {
+            let browser = Browser(
+                store: store, source: source, terminal: Terminal(), title: options.databasePath, refreshFile: refreshFile)
+            try await browser.run()
+        } else {
+            var report = PlainReport(store: store, source: source, title: options.databasePath, limit: limit)
+            report.imported = imported
+            print(try report.text(), terminator: "")
+        }
+    }
+}
+
+/// The fetched results controller behind the list, through the adapter.
+@MainActor
+func makeListSource(_ request: FetchRequest<Feed>, store: Store) -> any FeedListSource {
+    InterimListSource(request, store: store)
+}

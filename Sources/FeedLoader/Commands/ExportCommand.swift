@@ -1,0 +1,57 @@
+import ArgumentParser
+import Foundation
+import Folio
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `feedloader export --to FILE`: writes every item as a JSON feed, from a background
+/// fetch, with a progress bar; Ctrl-C cancels and leaves no file.
+struct ExportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Export the feed as JSON with a background fetch; Ctrl-C cancels and leaves no partial file.",
+        discussion: "The file is written beside the destination under a temporary name and renamed when complete.")
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(name: .customLong("to"), help: ArgumentHelp("The JSON file to write.", valueName: "file"))
+    var destination: String
+
+    @Option(help: "Only items whose title or source contains this text.")
+    var filter = ""
+
+    @Flag(help: "Oldest first (newest first by default).")
+    var oldestFirst = false
+
+    @MainActor
+    mutating func run() async throws {
+        let (store, _) = try options.open()
+        let request = FetchRequest<Feed>.feedList(filter: filter, newestFirst: !oldestFirst, batchSize: 1_000)
+        let exporter = FeedExporter(store: store, request: request, destination: URL(fileURLWithPath: destination))
+        let bar = ProgressBar("Exporting", total: 0)
+        let task = Task { try await exporter.run { completed, total in
+            bar.setTotal(total)
+            bar.update(completed)
+        } }
+        // Ctrl-C cancels the export: the fetch is interrupted and the temporary file removed.
+        signal(SIGINT, SIG_IGN)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .main)
+        interrupt.setEventHandler { task.cancel() }
+        interrupt.resume()
+        defer {
+            interrupt.cancel()
+            signal(SIGINT, SIG_DFL)
+        }
+        do {
+            let count = try await task.value
+            bar.finish(count)
+            print("Exported \(count.formatted()) items to \(destination)")
+        } catch is CancellationError {
+            bar.abandon("Export cancelled; \(destination) was not written.")
+            throw ExitCode(130)
+        }
+    }
+}
