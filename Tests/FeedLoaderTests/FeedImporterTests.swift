@@ -128,11 +128,14 @@ struct FeedImporterTests {
     @Test func liveNewsPagesInsertAndThenUpdate() async throws {
         let store = try Store.temporary(records: [Feed.self])
         let importer = FeedImporter(store: store)
-        let first = try await importer.importFeed(from: LiveNewsFetcher(page: 0, run: 9))
+        let first = try await importer.importFeed(from: LiveNewsFetcher(page: 0, run: 9, start: Self.base))
         #expect(first.inserted == 4 && first.updated == 0)
-        let second = try await importer.importFeed(from: LiveNewsFetcher(page: 1, run: 9))
+        let second = try await importer.importFeed(from: LiveNewsFetcher(page: 1, run: 9, start: Self.base))
         #expect(second.inserted == 4 && second.updated == 1)
-        #expect(try Self.all(store).contains { $0.title.hasPrefix("Updated: ") })
+        let all = try Self.all(store)
+        #expect(all.count == 8)
+        #expect(all.map(\.published) == (0..<8).reversed().map { Self.base.addingTimeInterval(Double($0)) })
+        #expect(all.last?.title.hasPrefix("Updated: ") == true, "revised in place: same url, same date")
     }
 }
 

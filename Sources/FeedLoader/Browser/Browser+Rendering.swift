@@ -108,9 +108,9 @@ extension Browser {
         let id = model.identifier(at: path)
         let feed = source.record(id, at: path)
         let highlight = highlights[id]?.kind
-        let marker = highlight == .inserted ? "+" : highlight == .updated ? "~" : " "
+        let marker = (path == cursor ? "▶" : " ") + (highlight == .inserted ? "+" : highlight == .updated ? "~" : " ")
         let sourceWidth = 14
-        let titleWidth = max(10, width - 1 - 1 - 5 - 2 - 2 - sourceWidth - 1)
+        let titleWidth = max(10, width - 2 - 1 - 5 - 2 - 2 - sourceWidth - 1)
         let text: String
         if let feed {
             text = marker + " " + Self.time(feed.published) + "  " + TextLayout.fit(feed.title, titleWidth) + "  "
@@ -134,8 +134,8 @@ extension Browser {
             for line in TextLayout.wrap(feed.title, inner) { lines.append(ANSI.bold + "  " + line) }
             lines.append("")
             lines.append("  " + ANSI.dim + "Source     " + ANSI.reset + feed.source)
-            lines.append("  " + ANSI.dim + "Published  " + ANSI.reset + Self.dayTitle(Self.dayName(feed.published)) + " at " + Self.time(feed.published)
-                + ANSI.dim + "  (" + feed.published.formatted(.iso8601) + ")")
+            lines.append("  " + ANSI.dim + "Published  " + ANSI.reset + Self.longDay(Self.dayName(feed.published)) + " at "
+                + Self.time(feed.published) + ANSI.dim + "  (" + feed.published.formatted(.iso8601) + ")")
             lines.append("  " + ANSI.dim + "URL        " + ANSI.reset + ANSI.underline + TextLayout.fit(feed.url, inner - 11).trimmingCharacters(in: .whitespaces))
             lines.append("  " + ANSI.dim + "Image      " + ANSI.reset + TextLayout.fit(feed.imageURL ?? "none", inner - 11).trimmingCharacters(in: .whitespaces))
             lines.append("")
@@ -152,7 +152,7 @@ extension Browser {
     // MARK: Dates
 
     /// The fixed offset that sections by day use, so times agree with their section.
-    static let offsetSeconds = TimeZone.current.secondsFromGMT()
+    static let offsetSeconds = FeedListSource.timeZone.secondsFromGMT()
 
     /// `17:02`, in the sections' time zone.
     static func time(_ date: Date) -> String {
@@ -174,11 +174,17 @@ extension Browser {
 
     /// `2025-06-13` → `2025-06-13  Friday 13 June 2025`.
     static func dayTitle(_ name: String) -> String {
+        let long = longDay(name)
+        return long == name ? name : "\(name)  \(long)"
+    }
+
+    /// `2025-06-13` → `Friday 13 June 2025`.
+    static func longDay(_ name: String) -> String {
         let parts = name.split(separator: "-").compactMap { Int($0) }
         guard parts.count == 3, (1...12).contains(parts[1]), (1...31).contains(parts[2]) else { return name }
         let days = daysFromCivil(parts[0], parts[1], parts[2])
         let weekday = weekdays[((days % 7) + 7) % 7]
-        return "\(name)  \(weekday) \(parts[2]) \(months[parts[1] - 1]) \(parts[0])"
+        return "\(weekday) \(parts[2]) \(months[parts[1] - 1]) \(parts[0])"
     }
 
     static func daysFromCivil(_ year: Int, _ month: Int, _ day: Int) -> Int {

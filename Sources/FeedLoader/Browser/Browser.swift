@@ -10,17 +10,19 @@ import Darwin
 /// a fetched results controller whose batch size is the terminal's height.
 ///
 /// Everything happens on the main actor, one event at a time: keys (read on a thread
-/// of their own), change sets from the controller, terminal resizes, ticks (to fade
-/// highlights and refresh the counters) and messages from a background import.
+/// of their own), terminal resizes, ticks (to fade highlights and refresh the counters)
+/// and messages from a background import. Change sets are applied as the controller
+/// delivers them (see ``FeedListSource``), then drawn.
 @MainActor
 final class Browser {
     enum Event: Sendable {
         case keys([Key])
-        case change(ChangeSet)
         case resize
         case tick
         case message(String)
         case importFinished
+        /// The list changed (a change set was applied); draw it.
+        case redraw
     }
 
     enum Mode: Equatable {
@@ -38,7 +40,7 @@ final class Browser {
     enum Highlight { case inserted, updated }
 
     let store: Store
-    let source: any FeedListSource
+    let source: FeedListSource
     let terminal: Terminal
     let title: String
     /// A feed file `r` imports; `nil` imports pages of simulated live news.
@@ -68,7 +70,7 @@ final class Browser {
     /// How long an inserted or updated row stays highlighted.
     static let highlightDuration: TimeInterval = 2.5
 
-    init(store: Store, source: any FeedListSource, terminal: Terminal, title: String, refreshFile: String?) {
+    init(store: Store, source: FeedListSource, terminal: Terminal, title: String, refreshFile: String?) {
         self.store = store
         self.source = source
         self.terminal = terminal
@@ -86,6 +88,11 @@ final class Browser {
 
     /// Fetches, takes over the terminal, and runs until `q`.
     func run() async throws {
+        source.onChange = { [weak self] change in
+            self?.apply(change)
+            self?.post.yield(.redraw)
+        }
+        store.diagnostics.resetCounters()  // the status line counts the list's work only
         try source.performFetch()
         model = RowModel(sections: source.currentSections())
         cursor = model.isEmpty ? nil : IndexPath(item: 0, section: 0)
@@ -108,10 +115,6 @@ final class Browser {
     private func startProducers() {
         let post = self.post
         Self.startKeyReader(post)
-        let changes = source.changes
-        helpers.append(Task {
-            for await change in changes { post.yield(.change(change)) }
-        })
         helpers.append(Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(200))
@@ -148,8 +151,6 @@ final class Browser {
         switch event {
         case .keys(let keys):
             for key in keys where !isDone { handle(key) }
-        case .change(let change):
-            apply(change)
         case .resize:
             resize(to: terminal.size)
         case .tick:
@@ -160,6 +161,8 @@ final class Browser {
             show(text)
         case .importFinished:
             importTask = nil
+        case .redraw:
+            break
         }
     }
 
@@ -366,10 +369,11 @@ final class Browser {
                     post.yield(.message("Imported \(report)"))
                 } else {
                     let run = UInt64.random(in: 1...UInt64(UInt32.max))
+                    let start = Date().addingTimeInterval(-20)
                     let pages = 5
                     for page in 0..<pages {
                         try Task.checkCancellation()
-                        let report = try await importer.importFeed(from: LiveNewsFetcher(page: page, run: run))
+                        let report = try await importer.importFeed(from: LiveNewsFetcher(page: page, run: run, start: start))
                         post.yield(.message("Live news \(page + 1)/\(pages): \(report.inserted) new, \(report.updated) updated"))
                         if page < pages - 1 { try await Task.sleep(for: .milliseconds(700)) }
                     }

@@ -1,24 +1,76 @@
 import Foundation
 import Folio
 
-/// What the list needs from a fetched results controller: sections of identifiers,
-/// records by identifier, a live request, and one change set per commit.
+/// The list's data source: a ``FetchedResultsController`` of feeds sectioned by day,
+/// whose change sets reach the list through the delegate.
+///
+/// The delegate is called on the main actor at the moment the controller moves to its
+/// new state, so the list applies each change set while the controller's sections and
+/// identifiers are exactly the ones the change set leads to — what a table view's
+/// `performBatchUpdates` relies on. (A `for await` over `changes` runs later, when the
+/// controller may already be a commit further.)
 @MainActor
-protocol FeedListSource: AnyObject {
-    /// The request in force.
-    var request: FetchRequest<Feed> { get }
-    /// Runs the request.
-    func performFetch() throws
-    /// Every section with its identifiers, loading no record.
-    func currentSections() -> [RowModel.Section]
-    /// One section as it is now.
-    func section(at index: Int) -> RowModel.Section
-    /// The record with `id`, expected at `indexPath` (batch faulting); `nil` if deleted.
-    func record(_ id: RecordID, at indexPath: IndexPath) -> Feed?
-    /// Changes the request on the live results; the difference arrives on ``changes``.
-    func setRequest(_ request: FetchRequest<Feed>) throws
-    /// One change set per commit (or request change) that touched the results, in order.
-    var changes: AsyncStream<ChangeSet> { get }
+final class FeedListSource: FetchedResultsControllerDelegate {
+    typealias ResultType = Feed
+
+    let controller: FetchedResultsController<Feed>
+    /// Called with each change set, as the controller delivers it.
+    var onChange: ((ChangeSet) -> Void)?
+
+    /// - Parameter tracking: follow the store's changes (the list) or not (a report).
+    init(_ request: FetchRequest<Feed>, store: Store, tracking: Bool, cacheName: String? = nil) {
+        controller = FetchedResultsController(
+            request, store: store, sectionBy: .day(\.published, timeZone: Self.timeZone), cacheName: cacheName)
+        // Index titles by month: "2025-06".
+        controller.sectionIndexTitle = { String($0.prefix(7)) }
+        if tracking { controller.delegate = self }
+    }
+
+    /// The fixed offset of the day sections, the one times are shown in.
+    static let timeZone = TimeZone(secondsFromGMT: TimeZone.current.secondsFromGMT()) ?? .gmt
+
+    var request: FetchRequest<Feed> { controller.fetchRequest }
+
+    func performFetch() throws { try controller.performFetch() }
+
+    /// Every section with its identifiers, from the controller's snapshot: no record is loaded.
+    func currentSections() -> [RowModel.Section] {
+        let snapshot = controller.snapshot
+        return snapshot.sections.indices.map { section(at: $0, in: snapshot) }
+    }
+
+    /// One section as the controller has it now.
+    func section(at index: Int) -> RowModel.Section {
+        section(at: index, in: controller.snapshot)
+    }
+
+    private func section(at index: Int, in snapshot: Snapshot) -> RowModel.Section {
+        RowModel.Section(name: snapshot.sections[index].name, identifiers: Array(snapshot.identifiers(inSection: index)))
+    }
+
+    /// The months of the section index.
+    var indexTitles: [String] { controller.sectionIndexTitles }
+
+    /// The record with `id`, expected at `indexPath`: read through the controller's
+    /// batches; `nil` if it was deleted.
+    func record(_ id: RecordID, at indexPath: IndexPath) -> Feed? {
+        let sections = controller.sections
+        if indexPath.section < sections.count, indexPath.item < sections[indexPath.section].numberOfObjects,
+            controller.identifier(at: indexPath) == id
+        {
+            return controller.object(at: indexPath)
+        }
+        return controller.indexPath(for: id).flatMap { controller.object(at: $0) }
+    }
+
+    /// Changes the request of the live controller; the difference comes to ``onChange``.
+    func setRequest(_ request: FetchRequest<Feed>) throws {
+        try controller.setRequest(request)
+    }
+
+    func controller(_ controller: FetchedResultsController<Feed>, didChangeContentWith changes: ChangeSet) {
+        onChange?(changes)
+    }
 }
 
 extension FetchRequest where R == Feed {
@@ -27,13 +79,35 @@ extension FetchRequest where R == Feed {
         var request = FetchRequest<Feed>(sortBy: newestFirst ? Feed.newestFirst : Feed.oldestFirst, batchSize: batchSize)
         let text = filter.trimmingCharacters(in: .whitespaces)
         if !text.isEmpty {
-            // Folio's `contains` is exact (SQLite instr); also match a capitalised first letter.
-            let capitalized = text.prefix(1).uppercased() + text.dropFirst()
-            request.predicate = #Predicate<Feed> {
-                $0.title.contains(text) || $0.source.contains(text)
-                    || $0.title.contains(capitalized) || $0.source.contains(capitalized)
+            // Folio's `contains` is exact (SQLite instr, case-sensitive), and its predicates
+            // have no case-insensitive form yet: also try the usual capitalisations.
+            let firstCapital = text.prefix(1).uppercased() + text.dropFirst()
+            let wordCapitals = text.split(separator: " ").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(separator: " ")
+            let lower = text.lowercased()
+            request.predicate = Predicate<Feed> { feed in
+                PredicateExpressions.build_Disjunction(
+                    lhs: PredicateExpressions.build_Disjunction(
+                        lhs: PredicateExpressions.build_Disjunction(
+                            lhs: contains(feed, \.title, text), rhs: contains(feed, \.title, firstCapital)),
+                        rhs: PredicateExpressions.build_Disjunction(
+                            lhs: contains(feed, \.title, wordCapitals), rhs: contains(feed, \.title, lower))),
+                    rhs: PredicateExpressions.build_Disjunction(
+                        lhs: PredicateExpressions.build_Disjunction(
+                            lhs: contains(feed, \.source, text), rhs: contains(feed, \.source, firstCapital)),
+                        rhs: contains(feed, \.source, wordCapitals)))
             }
         }
         return request
     }
+}
+
+/// `feed[keyPath: keyPath].contains(text)`, as `#Predicate` builds it (written out, because
+/// seven of them in one `#Predicate` are too much for the type checker).
+private func contains(
+    _ feed: PredicateExpressions.Variable<Feed>, _ keyPath: any KeyPath<Feed, String> & Sendable, _ text: String
+) -> PredicateExpressions.CollectionContainsCollection<
+    PredicateExpressions.KeyPath<PredicateExpressions.Variable<Feed>, String>, PredicateExpressions.Value<String>
+> {
+    PredicateExpressions.build_contains(
+        PredicateExpressions.build_KeyPath(root: feed, keyPath: keyPath), PredicateExpressions.build_Arg(text))
 }

@@ -5,7 +5,7 @@ import Folio
 /// the newest items under their day, read through the same controller as the list.
 struct PlainReport {
     let store: Store
-    let source: any FeedListSource
+    let source: FeedListSource
     let title: String
     let limit: Int
     var imported: ImportReport?

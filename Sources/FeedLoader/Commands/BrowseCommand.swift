@@ -54,21 +54,16 @@ struct BrowseCommand: AsyncParsableCommand {
         let interactive = Terminal.isInteractive && !plain
         let size = Terminal.size() ?? Terminal.Size(rows: 24, columns: 80)
         let request = FetchRequest<Feed>.feedList(filter: "", newestFirst: true, batchSize: Browser.batchSize(for: size))
-        let source = makeListSource(request, store: store)
         if interactive {
+            let source = FeedListSource(request, store: store, tracking: true, cacheName: "feedloader-list")
             let browser = Browser(
                 store: store, source: source, terminal: Terminal(), title: options.databasePath, refreshFile: refreshFile)
             try await browser.run()
         } else {
+            let source = FeedListSource(request, store: store, tracking: false)
             var report = PlainReport(store: store, source: source, title: options.databasePath, limit: limit)
             report.imported = imported
             print(try report.text(), terminator: "")
         }
     }
-}
-
-/// The fetched results controller behind the list, through the adapter.
-@MainActor
-func makeListSource(_ request: FetchRequest<Feed>, store: Store) -> any FeedListSource {
-    InterimListSource(request, store: store)
 }

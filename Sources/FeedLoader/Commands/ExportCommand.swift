@@ -31,11 +31,21 @@ struct ExportCommand: AsyncParsableCommand {
         let (store, _) = try options.open()
         let request = FetchRequest<Feed>.feedList(filter: filter, newestFirst: !oldestFirst, batchSize: 1_000)
         let exporter = FeedExporter(store: store, request: request, destination: URL(fileURLWithPath: destination))
-        let bar = ProgressBar("Exporting", total: 0)
-        let task = Task { try await exporter.run { completed, total in
-            bar.setTotal(total)
-            bar.update(completed)
-        } }
+        let fetching = ProgressBar("Fetching ", total: 0)
+        let writing = ProgressBar("Exporting", total: 0)
+        let task = Task { @MainActor in
+            try await exporter.run { phase, completed, total in
+                switch phase {
+                case .fetching:
+                    fetching.setTotal(total)
+                    fetching.update(completed)
+                case .writing:
+                    fetching.finish(total)
+                    writing.setTotal(total)
+                    writing.update(completed)
+                }
+            }
+        }
         // Ctrl-C cancels the export: the fetch is interrupted and the temporary file removed.
         signal(SIGINT, SIG_IGN)
         let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .main)
@@ -47,10 +57,11 @@ struct ExportCommand: AsyncParsableCommand {
         }
         do {
             let count = try await task.value
-            bar.finish(count)
+            writing.finish(count)
             print("Exported \(count.formatted()) items to \(destination)")
         } catch is CancellationError {
-            bar.abandon("Export cancelled; \(destination) was not written.")
+            fetching.abandon("")
+            writing.abandon("Export cancelled; \(destination) was not written.")
             throw ExitCode(130)
         }
     }

@@ -1,21 +1,32 @@
 import Foundation
 import Folio
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Writes the results of a request as a JSON feed (the format `import` reads), from a
-/// background fetch: the fetch reports exact progress, records are read batch by batch,
-/// and the file appears only when complete — under a temporary name until then, removed
-/// if the export fails or is cancelled.
+/// background fetch: the fetch counts the results exactly and reads their identifiers
+/// off the main actor, then the records are read batch by batch as they are written.
+/// The file appears only when complete: it is written under a temporary name beside the
+/// destination and renamed at the end, and the temporary file is removed if the export
+/// fails or is cancelled.
 struct FeedExporter: Sendable {
     let store: Store
     let request: FetchRequest<Feed>
     let destination: URL
 
-    /// Runs the export; `progress` gets (written, total). Returns the number of items.
-    /// - Throws: `CancellationError` when cancelled (nothing is left behind).
+    enum Phase: Sendable { case fetching, writing }
+
+    /// Runs the export; `progress` gets the phase, the items done and the exact total.
+    /// Returns the number of items written.
+    /// - Throws: `CancellationError` when the task is cancelled (nothing is left behind).
     @MainActor
-    func run(progress: @escaping @MainActor (Int, Int) -> Void) async throws -> Int {
+    func run(progress: @escaping @MainActor (Phase, Int, Int) -> Void) async throws -> Int {
         let directory = destination.deletingLastPathComponent()
-        let temporary = directory.appendingPathComponent(".\(destination.lastPathComponent).\(ProcessInfo.processInfo.processIdentifier).partial")
+        let temporary = directory.appendingPathComponent(
+            ".\(destination.lastPathComponent).\(ProcessInfo.processInfo.processIdentifier).partial")
         guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
             throw FeedLoaderError.cannotWrite(destination.path, reason: "cannot create a file in \(directory.path)")
         }
@@ -24,39 +35,33 @@ struct FeedExporter: Sendable {
         let handle = try FileHandle(forWritingTo: temporary)
         defer { try? handle.close() }
 
-        let fetch = BackgroundFetch(store: store, request: request)
+        // Phase 1: the background fetch, with its exact progress.
+        let fetch = store.fetchInBackground(request)
         let watcher = Task { @MainActor in
-            for await update in fetch.progressUpdates { progress(0, update.total) }
+            for await step in fetch.progressUpdates { progress(.fetching, step.completed, step.total) }
         }
-        let results: FetchedResults<Feed>
-        do {
-            results = try await withTaskCancellationHandler {
-                try await fetch.value
-            } onCancel: {
-                fetch.cancel()
-            }
-        } catch {
-            watcher.cancel()
-            throw error
-        }
-        watcher.cancel()
+        defer { watcher.cancel() }
+        let results = try await fetch.value  // cancelling this task cancels the fetch
         let total = results.count
-        progress(0, total)
+        progress(.writing, 0, total)
 
+        // Phase 2: records batch by batch, written in chunks.
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         var buffer = Data("[\n".utf8)
+        var written = 0
         for (index, feed) in results.enumerated() {
-            if index % 1_000 == 0 {
+            if index % 500 == 0 {
                 try Task.checkCancellation()
-                progress(index, total)
+                progress(.writing, index, total)
                 await Task.yield()
             }
             guard let feed else { continue }  // deleted since the fetch
-            if index > 0 { buffer.append(contentsOf: Array(",\n".utf8)) }
+            if written > 0 { buffer.append(contentsOf: Array(",\n".utf8)) }
             buffer.append(contentsOf: Array("  ".utf8))
             buffer.append(try encoder.encode(feed.item))
+            written += 1
             if buffer.count > 1 << 20 {
                 try handle.write(contentsOf: buffer)
                 buffer.removeAll(keepingCapacity: true)
@@ -70,7 +75,7 @@ struct FeedExporter: Sendable {
             throw FeedLoaderError.cannotWrite(destination.path, reason: String(cString: strerror(errno)))
         }
         complete = true
-        progress(total, total)
-        return total
+        progress(.writing, total, total)
+        return written
     }
 }

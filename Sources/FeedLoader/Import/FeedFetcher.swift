@@ -52,8 +52,9 @@ struct FileFeedFetcher: FeedFetcher {
 }
 
 /// A stand-in for a news server that publishes as you watch: each page is a few new
-/// items dated now, and later pages revise an item of an earlier page (same URL,
-/// changed title), so an import both inserts and updates.
+/// items, newer than the page before, and every page after the first revises the first
+/// item of the previous one (same url and date, changed title), so an import both
+/// inserts and updates.
 struct LiveNewsFetcher: FeedFetcher {
     /// Which page (0, 1, 2…).
     let page: Int
@@ -61,30 +62,28 @@ struct LiveNewsFetcher: FeedFetcher {
     let itemsPerPage: Int
     /// Identifies one run of pages, so that every run brings new items.
     let run: UInt64
-    /// The time the page is published.
-    let now: Date
+    /// When the run started: item `k` of the run is dated `k` seconds later.
+    let start: Date
 
-    init(page: Int, itemsPerPage: Int = 4, run: UInt64, now: Date = Date()) {
+    init(page: Int, itemsPerPage: Int = 4, run: UInt64, start: Date) {
         self.page = page
         self.itemsPerPage = itemsPerPage
         self.run = run
-        self.now = now
+        self.start = start
     }
 
     var name: String { "live news, page \(page + 1)" }
 
     func fetchFeed() async throws -> Data {
-        let generator = FeedGenerator(seed: run, newest: now, spacing: 20, runToken: "live\(String(run, radix: 36))")
-        var items: [FeedItem] = []
-        for slot in 0..<itemsPerPage {
-            var item = generator.item(page * itemsPerPage + slot)
-            item.published = now.addingTimeInterval(-Double(slot) * 7)
-            items.append(item)
+        let generator = FeedGenerator(seed: run, newest: start, spacing: 0, runToken: "live\(String(run, radix: 36))-")
+        func item(_ k: Int) -> FeedItem {
+            var item = generator.item(k)
+            item.published = start.addingTimeInterval(Double(k))
+            return item
         }
+        var items = (0..<itemsPerPage).map { item(page * itemsPerPage + $0) }.reversed().map { $0 }
         if page > 0 {
-            // Revise the first item of the previous page.
-            var revised = generator.item((page - 1) * itemsPerPage)
-            revised.published = now.addingTimeInterval(-Double(itemsPerPage) * 7)
+            var revised = item((page - 1) * itemsPerPage)
             revised.title = "Updated: " + revised.title
             revised.summary += " This story has been updated."
             items.append(revised)

@@ -51,7 +51,8 @@ final class ProgressBar {
     func abandon(_ note: String) {
         guard !finished else { return }
         finished = true
-        Terminal.write((isTerminal ? "\r" + ANSI.clearToEndOfLine : "") + note + "\n", to: STDERR_FILENO)
+        if isTerminal && lastDraw != .distantPast { Terminal.write("\r" + ANSI.clearToEndOfLine, to: STDERR_FILENO) }
+        if !note.isEmpty { Terminal.write(note + "\n", to: STDERR_FILENO) }
     }
 
     func line(_ completed: Int, width: Int = 30) -> String {
