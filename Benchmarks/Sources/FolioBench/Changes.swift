@@ -79,55 +79,52 @@ extension Bench {
             try commit.time { try write { tx in try tx.insert(&article) } }
             liveIDs.append(article.id!.rawValue)
         }
-        report.baselines.append(ResultRow(
-            id: "commit", what: "store.write of a one-row insert, no controller tracking (the floor of every change below)",
-            median: commit.median, p99: commit.p99, samples: commit.count))
+        addBaseline("commit", "store.write of a one-row insert, no controller tracking (the floor of every change below)", commit, withP99: true)
 
         let recorder = ChangeRecorder()
         let live = controller(sectioned: true)
         live.delegate = recorder
-        try live.performFetch()
+        try performFetch(live)
+        let naive = baselineSamples["naive.change"]
         let n = options.changes
         for kind in ChangeKind.allCases {
             log("\(n) one-row changes: \(kind.rawValue)")
             var samples = Samples()
             var unexpected = 0
             for _ in 0..<n {
-                let change: ChangeSet
-                let start: UInt64
+                let watch: Stopwatch
                 switch kind {
                 case .insert:
                     var article = newArticle()
-                    start = now()
+                    watch = Stopwatch()
                     try write { tx in try tx.insert(&article) }
                     liveIDs.append(article.id!.rawValue)
                 case .updateInPlace:
                     var record = try randomRecord()
                     record.title += " (edited)"
-                    start = now()
+                    watch = Stopwatch()
                     try write { tx in try tx.update(record) }
                 case .updateMoving:
                     var record = try randomRecord()
                     record.published = dataset.randomDate(using: &random)
-                    start = now()
+                    watch = Stopwatch()
                     try write { tx in try tx.update(record) }
                 case .delete:
                     let id = takeRandomID()
-                    start = now()
+                    watch = Stopwatch()
                     try write { tx in try tx.delete(Article.self, id: RecordID(id)) }
                 }
                 guard let delivered = await recorder.next() else {
                     throw BenchError.noDelivery("\(kind.rawValue): no change set within 30 s")
                 }
-                samples.add(delivered.at - start)
-                change = delivered.change
-                if !Self.hasExpectedShape(change, kind: kind, rows: 1) { unexpected += 1 }
+                samples.add(watch.lap(until: delivered.at))
+                if !Self.hasExpectedShape(delivered.change, kind: kind, rows: 1) { unexpected += 1 }
             }
             report.results.append(ResultRow(
-                id: "change.\(kind)", what: "one-row \(kind.rawValue) → change set delivered",
-                median: samples.median, p99: samples.p99, samples: samples.count,
+                id: "change.\(kind)", what: "one-row \(kind.rawValue) → change set delivered", samples: samples, withP99: true,
+                baseline: naive.map { ("naive.change", $0) }, asSpeedup: true,
                 target: "median ≤ 2 ms, p99 ≤ 10 ms; ≥ 1000 × faster than naive",
-                met: samples.median <= 2 && samples.p99 <= 10,
+                check: { $0.median <= 2 && $0.p99 <= 10 && ($0.speedup ?? .infinity) >= 1_000 },
                 detail: unexpected == 0 ? nil : "\(unexpected) change sets of an unexpected shape"))
         }
 
@@ -136,11 +133,11 @@ extension Bench {
             var samples = Samples()
             var unexpected = 0
             for rep in 0...(repetitions + 1) {
-                let start: UInt64
+                let watch: Stopwatch
                 switch kind {
                 case .insert:
                     var articles = (0..<1_000).map { _ in newArticle() }
-                    start = now()
+                    watch = Stopwatch()
                     try write { tx in for i in articles.indices { try tx.insert(&articles[i]) } }
                     liveIDs += articles.map { $0.id!.rawValue }
                 case .updateMoving, .updateInPlace:
@@ -152,24 +149,23 @@ extension Bench {
                         record.published = dataset.randomDate(using: &random)
                         records.append(record)
                     }
-                    start = now()
+                    watch = Stopwatch()
                     try write { tx in for record in records { try tx.update(record) } }
                 case .delete:
                     let ids = (0..<1_000).map { _ in takeRandomID() }
-                    start = now()
+                    watch = Stopwatch()
                     try write { tx in for id in ids { try tx.delete(Article.self, id: RecordID(id)) } }
                 }
                 guard let delivered = await recorder.next() else {
                     throw BenchError.noDelivery("1,000-row \(kind.rawValue): no change set within 30 s")
                 }
                 if !Self.hasExpectedShape(delivered.change, kind: kind, rows: 1_000) { unexpected += 1 }
-                if rep > 0 { samples.add(delivered.at - start) }
+                if rep > 0 { samples.add(watch.lap(until: delivered.at)) }
             }
             let what = kind == .updateMoving ? "1,000-row transaction (updates that move) → change set" : "1,000-row transaction (\(kind.rawValue)s) → change set"
             report.results.append(ResultRow(
-                id: "transaction1000.\(kind)", what: what,
-                median: samples.median, samples: samples.count,
-                target: "≤ 50 ms", met: samples.median <= 50,
+                id: "transaction1000.\(kind)", what: what, samples: samples,
+                target: "≤ 50 ms", check: { $0.median <= 50 },
                 detail: unexpected == 0 ? nil : "\(unexpected) change sets of an unexpected shape"))
         }
         live.delegate = nil
@@ -201,22 +197,13 @@ extension Bench {
         var samples = Samples()
         for _ in 0..<repetitions {
             let article = newArticle()
-            let start = now()
+            let watch = Stopwatch()
             let (ids, differences) = try baselines.insertRefetchAndDiff(article, previous: previous)
-            samples.add(now() - start)
+            samples.add(watch.lap())
             precondition(differences == 1, "naive diff found \(differences) changes")
             previous = ids
         }
-        report.baselines.append(ResultRow(
-            id: "naive.change", what: "one-row insert, then fetchAll again and `difference(from:)` of the identifier arrays",
-            median: samples.median, samples: samples.count))
-        for i in report.results.indices where report.results[i].id.hasPrefix("change.") {
-            let folio = report.results[i].median!
-            report.results[i].baseline = "naive.change"
-            report.results[i].baselineMedian = samples.median
-            report.results[i].speedup = samples.median / folio
-            report.results[i].met = report.results[i].met == true && samples.median / folio >= 1_000
-        }
+        addBaseline("naive.change", "one-row insert, then fetchAll again and `difference(from:)` of the identifier arrays", samples)
     }
 
     // MARK: Persistent section cache
@@ -225,37 +212,33 @@ extension Bench {
         log("reopen with a valid section cache against an uncached performFetch")
         let name = "bench-\(UUID().uuidString.prefix(8))"
         do {
-            let first = controller(sectioned: true, cacheName: name)
-            try first.performFetch()
+            let first = try fetched(sectioned: true, cacheName: name)
             await first.flushCache()
         }
         var cached = Samples(), uncached = Samples()
         var outcomes: [String] = []
         for rep in 0...repetitions {
             let plain = controller(sectioned: true)
-            let plainStart = now()
-            try plain.performFetch()
-            let plainTime = now() - plainStart
+            let plainWatch = Stopwatch()
+            try performFetch(plain)
+            let plainLap = plainWatch.lap()
 
             let reopened = controller(sectioned: true, cacheName: name)
-            let start = now()
-            try reopened.performFetch()
-            let time = now() - start
+            let watch = Stopwatch()
+            try performFetch(reopened)
+            let lap = watch.lap()
             precondition(reopened.snapshot.numberOfItems == plain.snapshot.numberOfItems)
             outcomes.append("\(reopened.lastCacheOutcome)")
             guard rep > 0 else { continue }
-            uncached.add(plainTime)
-            cached.add(time)
+            uncached.add(plainLap)
+            cached.add(lap)
         }
         let reused = outcomes.allSatisfy { $0 == "\(SectionCache.Outcome.reused)" }
-        report.baselines.append(ResultRow(
-            id: "uncached", what: "Folio's own performFetch with sections, no cache (measured beside the reopen)",
-            median: uncached.median, samples: uncached.count))
+        addBaseline("uncached", "Folio's own performFetch with sections, no cache (measured beside the reopen)", uncached)
         report.results.append(ResultRow(
-            id: "reopen", what: "reopen with a valid section cache (new controller, same cacheName)",
-            median: cached.median, samples: cached.count,
-            baseline: "uncached", baselineMedian: uncached.median, ratio: cached.median / uncached.median,
-            target: "≤ 0.5 × uncached performFetch", met: cached.median <= 0.5 * uncached.median && reused,
+            id: "reopen", what: "reopen with a valid section cache (new controller, same cacheName)", samples: cached,
+            baseline: ("uncached", uncached),
+            target: "≤ 0.5 × uncached performFetch", check: { $0.ratio! <= 0.5 && reused },
             detail: reused ? "lastCacheOutcome == .reused every time" : "cache outcomes: \(outcomes.joined(separator: ", "))"))
         try FetchedResultsController<Article>.deleteCache(withName: name, in: store)
     }

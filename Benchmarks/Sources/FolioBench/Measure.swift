@@ -8,45 +8,77 @@ func now() -> UInt64 {
     return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
 }
 
-/// Durations of repeated runs of one measurement.
-struct Samples: Sendable {
-    private(set) var nanoseconds: [UInt64] = []
+/// CPU time of the whole process (every thread), in nanoseconds. On a machine shared
+/// with other work, it is the steadier measure: it does not count time spent waiting for
+/// a core.
+@inline(__always)
+func cpuNow() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
 
-    mutating func add(_ ns: UInt64) { nanoseconds.append(ns) }
+/// A start point in wall-clock and CPU time.
+struct Stopwatch {
+    let wall = now()
+    let cpu = cpuNow()
+
+    /// Wall-clock and CPU time since the start.
+    func lap() -> Lap { Lap(wall: now() - wall, cpu: cpuNow() - cpu) }
+    /// Until `wallEnd`, a wall-clock reading taken earlier (CPU time until now).
+    func lap(until wallEnd: UInt64) -> Lap { Lap(wall: wallEnd - wall, cpu: cpuNow() - cpu) }
+}
+
+struct Lap {
+    var wall: UInt64
+    var cpu: UInt64
+}
+
+/// Durations of repeated runs of one measurement, in wall-clock and CPU time.
+struct Samples: Sendable {
+    private(set) var wall: [UInt64] = []
+    private(set) var cpu: [UInt64] = []
+
+    mutating func add(_ lap: Lap) {
+        wall.append(lap.wall)
+        cpu.append(lap.cpu)
+    }
 
     /// Times `body` once and records it.
     @discardableResult
     mutating func time<T>(_ body: () throws -> T) rethrows -> T {
-        let start = now()
+        let watch = Stopwatch()
         let result = try body()
-        add(now() - start)
+        add(watch.lap())
         return result
     }
 
-    var count: Int { nanoseconds.count }
-    private var sorted: [UInt64] { nanoseconds.sorted() }
+    var count: Int { wall.count }
 
-    /// Median in milliseconds (mean of the two middle values for an even count).
-    var median: Double {
-        let s = sorted
+    /// Median wall-clock time in milliseconds.
+    var median: Double { Self.median(wall) }
+    /// 99th percentile (nearest rank) of the wall-clock time, in milliseconds.
+    var p99: Double { Self.percentile(wall, 0.99) }
+    /// Median CPU time in milliseconds.
+    var cpuMedian: Double { Self.median(cpu) }
+    var cpuP99: Double { Self.percentile(cpu, 0.99) }
+    /// Total wall-clock time in milliseconds.
+    var total: Double { Double(wall.reduce(0, +)) / 1e6 }
+
+    static func median(_ values: [UInt64]) -> Double {
+        let s = values.sorted()
         guard !s.isEmpty else { return .nan }
         let mid = s.count / 2
         let ns = s.count % 2 == 1 ? Double(s[mid]) : (Double(s[mid - 1]) + Double(s[mid])) / 2
         return ns / 1e6
     }
 
-    /// 99th percentile (nearest rank) in milliseconds.
-    var p99: Double { percentile(0.99) }
-
-    func percentile(_ p: Double) -> Double {
-        let s = sorted
+    static func percentile(_ values: [UInt64], _ p: Double) -> Double {
+        let s = values.sorted()
         guard !s.isEmpty else { return .nan }
         let rank = Int((p * Double(s.count)).rounded(.up))
         return Double(s[Swift.min(s.count, Swift.max(1, rank)) - 1]) / 1e6
     }
-
-    var min: Double { Double(sorted.first ?? 0) / 1e6 }
-    var max: Double { Double(sorted.last ?? 0) / 1e6 }
 }
 
 /// SplitMix64: a small, seeded, reproducible generator.

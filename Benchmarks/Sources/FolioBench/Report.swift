@@ -22,18 +22,28 @@ struct ResultRow: Codable, Sendable {
     var median: Double?
     /// 99th percentile in milliseconds, where many samples were taken.
     var p99: Double?
+    /// Median and 99th percentile of the process's CPU time, in milliseconds.
+    var cpuMedian: Double?
+    var cpuP99: Double?
     var samples: Int?
     /// The id of the baseline row this one is compared with.
     var baseline: String?
     var baselineMedian: Double?
+    var baselineCPUMedian: Double?
     /// `median / baselineMedian`.
     var ratio: Double?
     /// `baselineMedian / median`: how many times faster than the baseline.
     var speedup: Double?
+    /// The same two in CPU time.
+    var cpuRatio: Double?
+    var cpuSpeedup: Double?
     var memory: MemoryFigures?
     var target: String?
-    /// Whether the design's target is met; `nil` where there is none or nothing was measured.
+    /// Whether the design's target is met in wall-clock time; `nil` where there is none or
+    /// nothing was measured.
     var met: Bool?
+    /// Whether it is met in CPU time (the process's own work, without waiting for a core).
+    var metOnCPU: Bool?
     var detail: String?
 }
 
@@ -53,6 +63,11 @@ struct Report: Codable, Sendable {
         (baselines + results).first { $0.id == id }
     }
 
+    mutating func update(_ id: String, _ change: (inout ResultRow) -> Void) {
+        if let i = results.firstIndex(where: { $0.id == id }) { change(&results[i]) }
+        if let i = baselines.firstIndex(where: { $0.id == id }) { change(&baselines[i]) }
+    }
+
     // MARK: Markdown
 
     var markdown: String { markdown(withMachine: true) }
@@ -65,21 +80,21 @@ struct Report: Codable, Sendable {
             medians, with the 99th percentile where there are enough samples. Ratios are against baselines measured in \
             the same run. Table generated in \(String(format: "%.1f", generationSeconds)) s; whole run \(String(format: "%.0f", totalSeconds)) s.
 
-            | Folio | median | p99 | memory | vs baseline | target | met |
-            |---|---:|---:|---|---|---|---|
+            | Folio | median | p99 | CPU median | memory | vs baseline (wall; CPU) | target | met (wall; CPU) |
+            |---|---:|---:|---:|---|---|---|---|
 
             """
         for r in results {
-            text += "| \(r.what) | \(Self.ms(r.median)) | \(Self.ms(r.p99)) | \(Self.memoryText(r.memory)) | \(comparison(r)) | \(r.target ?? "") | \(Self.metText(r.met)) |\n"
+            text += "| \(r.what) | \(Self.ms(r.median)) | \(Self.ms(r.p99)) | \(Self.ms(r.cpuMedian)) | \(Self.memoryText(r.memory)) | \(comparison(r)) | \(r.target ?? "") | \(Self.metText(r.met, r.metOnCPU)) |\n"
         }
         text += """
 
-            | baseline | median | p99 | memory |
-            |---|---:|---:|---|
+            | baseline | median | p99 | CPU median | memory |
+            |---|---:|---:|---:|---|
 
             """
         for r in baselines {
-            text += "| `\(r.id)`: \(r.what) | \(Self.ms(r.median)) | \(Self.ms(r.p99)) | \(Self.memoryText(r.memory)) |\n"
+            text += "| `\(r.id)`: \(r.what) | \(Self.ms(r.median)) | \(Self.ms(r.p99)) | \(Self.ms(r.cpuMedian)) | \(Self.memoryText(r.memory)) |\n"
         }
         let details = results.filter { $0.detail != nil }
         if !details.isEmpty || !notes.isEmpty {
@@ -92,17 +107,29 @@ struct Report: Codable, Sendable {
 
     private func comparison(_ r: ResultRow) -> String {
         guard let baseline = r.baseline, let base = r.baselineMedian else { return "" }
-        if let speedup = r.speedup { return "\(Self.factor(speedup)) faster than `\(baseline)` (\(Self.ms(base)))" }
-        if let ratio = r.ratio { return "\(Self.factor(ratio)) `\(baseline)` (\(Self.ms(base)))" }
+        let cpu = r.baselineCPUMedian.map { "; CPU \(Self.ms($0))" } ?? ""
+        if let speedup = r.speedup {
+            let cpuFactor = r.cpuSpeedup.map { "; \(Self.factor($0))" } ?? ""
+            return "\(Self.factor(speedup))\(cpuFactor) faster than `\(baseline)` (\(Self.ms(base))\(cpu))"
+        }
+        if let ratio = r.ratio {
+            let cpuFactor = r.cpuRatio.map { "; \(Self.factor($0))" } ?? ""
+            return "\(Self.factor(ratio))\(cpuFactor) `\(baseline)` (\(Self.ms(base))\(cpu))"
+        }
         return ""
     }
 
-    static func metText(_ met: Bool?) -> String {
-        switch met {
-        case true?: "yes"
-        case false?: "**no**"
-        case nil: ""
+    static func metText(_ met: Bool?, _ metOnCPU: Bool?) -> String {
+        func text(_ value: Bool?) -> String {
+            switch value {
+            case true?: "yes"
+            case false?: "**no**"
+            case nil: "–"
+            }
         }
+        if met == nil && metOnCPU == nil { return "" }
+        if metOnCPU == nil || met == metOnCPU { return text(met) }
+        return "\(text(met)); \(text(metOnCPU))"
     }
 
     static func ms(_ value: Double?) -> String {
@@ -145,5 +172,60 @@ struct Report: Codable, Sendable {
         formatter.groupingSeparator = ","
         formatter.usesGroupingSeparator = true
         return formatter.string(from: NSNumber(value: n)) ?? "\(n)"
+    }
+}
+
+/// What a target is checked against: the wall-clock figures or the CPU ones.
+struct Figures {
+    var median: Double
+    var p99: Double
+    /// `median / baseline median`.
+    var ratio: Double?
+    /// `baseline median / median`.
+    var speedup: Double?
+}
+
+extension ResultRow {
+    /// A row from samples, compared with a baseline's samples when given, with `check`
+    /// deciding whether the target is met (once on wall-clock figures, once on CPU ones).
+    init(
+        id: String, what: String, samples: Samples, withP99: Bool = false,
+        baseline: (id: String, samples: Samples)? = nil, asSpeedup: Bool = false,
+        memory: MemoryFigures? = nil, target: String? = nil, check: ((Figures) -> Bool)? = nil,
+        detail: String? = nil
+    ) {
+        self.init(id: id, what: what)
+        self.samples = samples.count
+        self.memory = memory
+        self.target = target
+        self.detail = detail
+        median = samples.median
+        cpuMedian = samples.cpuMedian
+        if withP99 {
+            p99 = samples.p99
+            cpuP99 = samples.cpuP99
+        }
+        var wall = Figures(median: samples.median, p99: samples.p99)
+        var cpu = Figures(median: samples.cpuMedian, p99: samples.cpuP99)
+        if let baseline {
+            self.baseline = baseline.id
+            baselineMedian = baseline.samples.median
+            baselineCPUMedian = baseline.samples.cpuMedian
+            if asSpeedup {
+                speedup = baseline.samples.median / samples.median
+                cpuSpeedup = baseline.samples.cpuMedian / samples.cpuMedian
+            } else {
+                ratio = samples.median / baseline.samples.median
+                cpuRatio = samples.cpuMedian / baseline.samples.cpuMedian
+            }
+            wall.ratio = ratio
+            wall.speedup = speedup
+            cpu.ratio = cpuRatio
+            cpu.speedup = cpuSpeedup
+        }
+        if let check {
+            met = check(wall)
+            metOnCPU = check(cpu)
+        }
     }
 }
