@@ -23,10 +23,12 @@ enum SchemaCheck {
 
     static func differences(_ schema: EntitySchema, _ db: Database) throws -> [String] {
         var differences: [String] = []
-        var actual: [String: (type: String, notNull: Bool, pk: Bool)] = [:]
+        // Keyed by lowercased name (SQLite's column names are case-insensitive); `name` is
+        // the file's own spelling, for the messages.
+        var actual: [String: (name: String, type: String, notNull: Bool, pk: Bool)] = [:]
         for row in try Row.fetchAll(db, sql: SQLBuilder.tableInfo, arguments: [schema.name]) {
             let name: String = row[0]
-            actual[name.lowercased()] = ((row[1] as String).uppercased(), (row[2] as Int) != 0, (row[3] as Int) != 0)
+            actual[name.lowercased()] = (name, (row[1] as String).uppercased(), (row[2] as Int) != 0, (row[3] as Int) != 0)
         }
         if let id = actual["id"] {
             if !(id.pk && id.type == "INTEGER") { differences.append("column 'id' is not INTEGER PRIMARY KEY") }
@@ -51,8 +53,8 @@ enum SchemaCheck {
                 differences.append("column '\(column.name)' is \(found.notNull ? "NOT NULL" : "nullable"), declared \(column.isOptional ? "optional" : "non-optional")")
             }
         }
-        for name in actual.keys.sorted() where !declared.contains(name) {
-            differences.append("unexpected column '\(name)'")
+        for key in actual.keys.sorted() where !declared.contains(key) {
+            differences.append("unexpected column '\(actual[key]!.name)'")
         }
         var indexes: [String: Bool] = [:]
         for row in try Row.fetchAll(db, sql: SQLBuilder.indexList, arguments: [schema.name]) {
@@ -73,7 +75,8 @@ enum SchemaCheck {
                 differences.append("column '\(column.name)' has an index, declared without one")
             }
         }
-        if differences.isEmpty, let stored = try Row.fetchOne(db, sql: SQLBuilder.readMetadata, arguments: [schema.name]) {
+        if differences.isEmpty, try db.tableExists(SQLBuilder.metadataTable),
+           let stored = try Row.fetchOne(db, sql: SQLBuilder.readMetadata, arguments: [schema.name]) {
             let hash: String = stored[0]
             if hash != schema.versionHash {
                 differences.append("version hash \(hash) stored, \(schema.versionHash) declared")

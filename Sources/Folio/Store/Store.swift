@@ -75,6 +75,7 @@ public final class Store: Sendable {
             if let path {
                 if FileManager.default.fileExists(atPath: path) {
                     try Self.checkIsDatabase(path)
+                    try Self.checkSchemas(path, schemas)
                 }
                 writer = try DatabasePool(path: path, configuration: configuration)
             } else {
@@ -137,6 +138,24 @@ public final class Store: Sendable {
         let header = (try? handle.read(upToCount: 16)) ?? Data()
         if header.isEmpty { return }  // an empty file becomes a database
         if header != Data("SQLite format 3\0".utf8) { throw FolioError.notADatabase(path: path) }
+    }
+
+    /// Compares an existing file's tables with the entities on a plain connection that only
+    /// reads, before the pool opens: opening a pool writes to the file (it switches it to
+    /// WAL mode and commits a transaction so that a WAL file exists), and a file whose
+    /// schema does not match must be left exactly as it was. (A read-only connection would
+    /// leave `-wal` and `-shm` files behind; this one removes them as it closes.)
+    private static func checkSchemas(_ path: String, _ schemas: [String: EntitySchema]) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        try queue.read { db in
+            for schema in schemas.values.sorted(by: { $0.name < $1.name }) where try db.tableExists(schema.name) {
+                let differences = try SchemaCheck.differences(schema, db)
+                if !differences.isEmpty { throw FolioError.schemaMismatch(entity: schema.name, differences: differences) }
+            }
+        }
     }
 
     func requireEntity<R: Record>(_ type: R.Type) throws {

@@ -108,6 +108,14 @@ func selects(_ recorder: SQLRecorder, from table: String) -> [String] {
     recorder.statements.filter { $0.hasPrefix("SELECT") && $0.contains("FROM \"\(table)\"") }
 }
 
+/// The statements of `recorder` without GRDB's transaction and connection bookkeeping and
+/// without the statements of Folio's change-token triggers (logged as `-- …`).
+func queries(_ recorder: SQLRecorder) -> [String] {
+    recorder.statements.filter { line in
+        !["PRAGMA", "BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "--"].contains { line.hasPrefix($0) }
+    }
+}
+
 /// Every row of `table`, as text, through a raw read (what a fresh look at the store sees).
 func rawRows(_ store: Store, _ table: String) throws -> [String] {
     try store.read { db in
