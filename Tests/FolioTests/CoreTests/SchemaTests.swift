@@ -28,13 +28,13 @@ struct SchemaTests {
     @Test func theStoreCreatesTablesIndexesAndTriggersFromTheEntities() throws {
         let store = try Store.inMemory(records: [Article.self, Sample.self])
         let schema = try rawSchema(store)
-        #expect(schema.contains(#"table article CREATE TABLE "article" ("id" INTEGER PRIMARY KEY, "title" TEXT NOT NULL, "url" TEXT NOT NULL, "published" REAL NOT NULL, "score" INTEGER NOT NULL, "category" TEXT, "isRead" INTEGER NOT NULL)"#))
+        #expect(schema.contains(#"table article CREATE TABLE "article" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "title" TEXT NOT NULL, "url" TEXT NOT NULL, "published" REAL NOT NULL, "score" INTEGER NOT NULL, "category" TEXT, "isRead" INTEGER NOT NULL)"#))
         #expect(schema.contains(#"index article_url_index CREATE UNIQUE INDEX "article_url_index" ON "article"("url")"#))
         #expect(schema.contains(#"index article_published_index CREATE INDEX "article_published_index" ON "article"("published")"#))
         #expect(schema.contains(#"index article_score_index CREATE INDEX "article_score_index" ON "article"("score")"#))
         #expect(schema.filter { $0.hasPrefix("index article_") }.count == 3)
         #expect(schema.filter { $0.hasPrefix("trigger folio_article_") }.count == 3)
-        #expect(schema.contains { $0.hasPrefix(#"table sample CREATE TABLE "sample" ("id" INTEGER PRIMARY KEY, "name" TEXT NOT NULL, "value" REAL NOT NULL"#) })
+        #expect(schema.contains { $0.hasPrefix(#"table sample CREATE TABLE "sample" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "name" TEXT NOT NULL, "value" REAL NOT NULL"#) })
         let metadata = try store.read { db in try Row.fetchAll(db, sql: "SELECT name, version_hash FROM folio_entities ORDER BY name") }
         #expect(metadata.map { $0[0] as String } == ["article", "sample"])
         #expect(metadata.map { $0[1] as String } == [Article.entity.versionHash, Sample.entity.versionHash])

@@ -10,6 +10,7 @@ final class CommitRecorder: CommitSubscriber, @unchecked Sendable {
     private let commits = Locked<[Set<Int64>]>([])
     init(table: String) { self.table = table }
     func didCommit(changedRowIDs: Set<Int64>, in db: Database) { commits.withLock { $0.append(changedRowIDs) } }
+    func didChangeExternally(in db: Database) { commits.withLock { $0.append([-1]) } }
     var all: [Set<Int64>] { commits.current }
 }
 
