@@ -198,6 +198,45 @@ struct ExternalChangeTests {
     }
 }
 
+@Suite("Change hub")
+@MainActor
+struct ChangeHubTests {
+    @Test func aControllerThatSubscribesDuringAnUnobservedTransactionReloads() async throws {
+        let store = try Store.temporary(records: [Article.self])
+        try seed(store, count: 10)
+        let began = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
+        // No controller yet: the hub stops recording this transaction's rows at the first one.
+        let write = Task.detached {
+            try await store.write { tx in
+                for i in 0..<10 { var a = Article(title: "x\(i)", score: 100 + i); try tx.insert(&a) }
+                began.signal()
+                proceed.wait()
+                for i in 0..<10 { var a = Article(title: "y\(i)", score: 200 + i); try tx.insert(&a) }
+            }
+        }
+        began.wait()
+        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        request.batchSize = 10
+        let controller = FetchedResultsController(request, store: store)
+        let delegate = RecordingDelegate()
+        controller.delegate = delegate
+        try await controller.performFetch()  // reads the state before the transaction
+        #expect(controller.snapshot.numberOfItems == 10)
+        proceed.signal()
+        try await write.value
+        await controller.waitForChanges()
+        #expect(delegate.changeSets.last?.isReload == true, "rows it never saw are not silently lost")
+        #expect(controller.snapshot.numberOfItems == 30)
+        #expect(TableViewModel(controller.snapshot) == (try freshModel(controller)))
+    }
+
+    @Test func aClosedStoreThrowsStoreClosed() throws {
+        let store = try Store.temporary(records: [Article.self])
+        try store.close()
+        #expect(throws: FolioError.storeClosed) { try store.count(FetchRequest<Article>()) }
+    }
+}
+
 @MainActor
 final class CountingDelegate: FetchedResultsControllerDelegate {
     var count = 0

@@ -26,6 +26,9 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
     /// `PRAGMA data_version` of the writer connection, which changes only when another
     /// connection commits.
     private var dataVersion: Int64?
+    /// The current transaction's row events are not recorded: nobody was subscribed when
+    /// it began changing rows (bulk imports cost nothing then).
+    private var skippedTransaction = false
     private let subscribers = Locked<[ObjectIdentifier: Weak]>([:])
 
     struct Weak {
@@ -50,7 +53,12 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
     }
 
     func databaseDidChange(with event: DatabaseEvent) {
-        pending[event.tableName, default: []].insert(event.rowID)
+        if pending.isEmpty && subscribers.withLock({ $0.isEmpty }) {
+            skippedTransaction = true
+            stopObservingDatabaseChangesUntilNextTransaction()
+            return
+        }
+        pending[tables.count == 1 ? tables.first! : event.tableName, default: []].insert(event.rowID)
     }
 
     private var liveSubscribers: [any CommitSubscriber] {
@@ -76,6 +84,13 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
     func databaseDidCommit(_ db: Database) {
         let changes = pending
         pending = [:]
+        if skippedTransaction {
+            // Whoever subscribed while the transaction ran missed some of its rows.
+            skippedTransaction = false
+            _ = try? externalChangeHappened(db)
+            for subscriber in liveSubscribers { subscriber.didChangeExternally(in: db) }
+            return
+        }
         guard !changes.isEmpty else { return }
         let live = liveSubscribers
         if (try? externalChangeHappened(db)) == true {
@@ -93,5 +108,6 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
 
     func databaseDidRollback(_ db: Database) {
         pending = [:]
+        skippedTransaction = false
     }
 }

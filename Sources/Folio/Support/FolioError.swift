@@ -78,6 +78,7 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
         if error is FolioError || error is CancellationError { return error }
         if let db = error as? DatabaseError {
             if db.resultCode == .SQLITE_INTERRUPT { return CancellationError() }
+            if db.resultCode == .SQLITE_MISUSE, db.message?.contains("closed") == true { return FolioError.storeClosed }
             return FolioError.sqlite(
                 code: db.extendedResultCode.rawValue, message: db.message ?? "\(db.resultCode)",
                 sql: db.sql, arguments: db.arguments.map { "\($0)" })
