@@ -21,7 +21,7 @@ final class BatchLoader<R: Record>: @unchecked Sendable {
         var lastError: (any Error)?
     }
 
-    init(store: Store, identifiers: IdentifierList, batchSize: Int, maxBatches: Int, preloaded: [R]? = nil) {
+    init(store: Store, identifiers: IdentifierList, batchSize: Int, maxBatches: Int, preloaded: [R?]? = nil) {
         self.store = store
         self.identifiers = identifiers
         self.batchSize = max(1, batchSize)
@@ -29,7 +29,7 @@ final class BatchLoader<R: Record>: @unchecked Sendable {
         self.sql = SQLBuilder.batch(table: R.entity.name, columns: R.entity.attributes.map(\.column))
         var initial = Cache()
         if let preloaded {
-            initial.batches[0] = preloaded.map { Optional($0) }
+            initial.batches[0] = preloaded
             initial.recency = [0]
         }
         self.cache = Locked(initial)

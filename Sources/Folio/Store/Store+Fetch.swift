@@ -81,8 +81,15 @@ extension Store {
     }
 
     func makeResults<R: Record>(records: [R]) -> FetchedResults<R> {
-        let ids = IdentifierList(records.map { $0.id!.rawValue })
+        // One pass builds both the identifiers and the loaded batch.
+        var ids = IdentifierList.Builder()
+        var loaded: [R?] = []
+        loaded.reserveCapacity(records.count)
+        for record in records {
+            ids.append(record.id!.rawValue)
+            loaded.append(record)
+        }
         return FetchedResults(loader: BatchLoader(
-            store: self, identifiers: ids, batchSize: max(1, records.count), maxBatches: 1, preloaded: records))
+            store: self, identifiers: ids.finish(), batchSize: max(1, records.count), maxBatches: 1, preloaded: loaded))
     }
 }
