@@ -68,6 +68,23 @@ public struct Entity<Root: Record>: Sendable {
     func encode(_ record: Root) -> [DatabaseValue] {
         attributes.map { $0.encode(record) }
     }
+
+    /// The stored values of a record to write, in attribute order.
+    /// - Throws: ``FolioError/invalidArgument(_:)`` for a NaN (see ``checkWritable(_:column:)``).
+    func writableValues(_ record: Root) throws -> [DatabaseValue] {
+        let values = encode(record)
+        for (attribute, value) in zip(attributes, values) { try checkWritable(value, column: attribute.column) }
+        return values
+    }
+
+    /// SQLite has no NaN: it stores one as NULL, which a non-optional column refuses (an
+    /// obscure NOT NULL failure) and an optional one would read back as `nil`. Folio
+    /// refuses it by name instead. (Infinities are stored as they are.)
+    func checkWritable(_ value: DatabaseValue, column: String) throws {
+        if case .double(let number) = value.storage, number.isNaN {
+            throw FolioError.invalidArgument("'\(column)' of '\(name)' is NaN, which SQLite cannot store")
+        }
+    }
 }
 
 /// A column as Folio declares it.

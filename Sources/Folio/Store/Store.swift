@@ -27,6 +27,7 @@ public final class Store: Sendable {
     let hub: ChangeHub
     let schemas: [String: EntitySchema]
     private let removeOnDeinit: URL?
+    private let isClosed = Locked(false)
 
     /// Opens or creates the store at `path` for the given record types.
     ///
@@ -84,6 +85,9 @@ public final class Store: Sendable {
         } catch {
             if let db = error as? DatabaseError, db.resultCode == .SQLITE_NOTADB, let path {
                 throw FolioError.notADatabase(path: path)
+            }
+            if let db = error as? DatabaseError, db.resultCode == .SQLITE_CANTOPEN, let path {
+                throw Self.cannotOpen(path, db)
             }
             throw FolioError.wrap(error)
         }
@@ -158,15 +162,40 @@ public final class Store: Sendable {
         }
     }
 
+    /// SQLite says only "unable to open database file": say where, and why if it can be seen.
+    private static func cannotOpen(_ path: String, _ error: DatabaseError) -> FolioError {
+        let files = FileManager.default
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var isDirectory: ObjCBool = false
+        let reason: String
+        if files.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            reason = "the path is a directory"
+        } else if !files.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            reason = "the directory \(directory) does not exist"
+        } else if !isDirectory.boolValue {
+            reason = "\(directory) is not a directory"
+        } else if !files.isWritableFile(atPath: directory) {
+            reason = "the directory \(directory) is not writable"
+        } else {
+            reason = error.message ?? "\(error.resultCode)"
+        }
+        return .sqlite(code: error.extendedResultCode.rawValue, message: "unable to open database file at \(path): \(reason)", sql: nil, arguments: nil)
+    }
+
     func requireEntity<R: Record>(_ type: R.Type) throws {
         guard let schema = schemas[R.entity.name], schema == R.entity.schema else {
             throw FolioError.unknownEntity(String(describing: R.self))
         }
     }
 
-    /// Closes the database connections. Later calls throw ``FolioError/storeClosed`` (or an SQLite misuse error).
+    /// Closes the database connections. Later reads and writes throw ``FolioError/storeClosed``.
     public func close() throws {
+        isClosed.withLock { $0 = true }
         try folio { try writer.close() }
+    }
+
+    private func requireOpen() throws {
+        if isClosed.current { throw FolioError.storeClosed }
     }
 
     // MARK: Other processes
@@ -204,11 +233,13 @@ public final class Store: Sendable {
 
     /// Runs `body` on a read-only connection without blocking the caller's thread.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await folio { try await writer.read(body) }
+        try requireOpen()
+        return try await folio { try await writer.read(body) }
     }
 
     func readSync<T>(_ body: (Database) throws -> T) throws -> T {
-        try folio { try writer.read(body) }
+        try requireOpen()
+        return try folio { try writer.read(body) }
     }
 
     // MARK: Writes
@@ -217,13 +248,15 @@ public final class Store: Sendable {
     /// when it throws. Every change is reported to live controllers after the commit.
     @discardableResult
     public func write<T>(_ body: (Transaction) throws -> T) throws -> T {
-        try folio { try writer.write { db in try body(Transaction(db: db, store: self)) } }
+        try requireOpen()
+        return try folio { try writer.write { db in try body(Transaction(db: db, store: self)) } }
     }
 
     /// Runs `body` in one write transaction, off the caller's thread.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
-        try await folio { try await writer.write { db in try body(Transaction(db: db, store: self)) } }
+        try requireOpen()
+        return try await folio { try await writer.write { db in try body(Transaction(db: db, store: self)) } }
     }
 
     /// The store's change token for an entity: it grows with every committed write to the

@@ -22,7 +22,7 @@ public struct Transaction {
         try store.requireEntity(R.self)
         let entity = R.entity
         let columns = entity.attributes.map(\.column)
-        var values = entity.encode(record)
+        var values = try entity.writableValues(record)
         try folio {
             if let id = record.id {
                 values.insert(id.rawValue.databaseValue, at: 0)
@@ -40,7 +40,7 @@ public struct Transaction {
         try store.requireEntity(R.self)
         let entity = R.entity
         guard let id = record.id else { throw FolioError.recordNotFound(entity: entity.name, id: nil) }
-        let values = entity.encode(record) + [id.rawValue.databaseValue]
+        let values = try entity.writableValues(record) + [id.rawValue.databaseValue]
         try folio {
             try run(SQLBuilder.update(table: entity.name, columns: entity.attributes.map(\.column)), values)
         }
@@ -79,7 +79,7 @@ public struct Transaction {
             throw FolioError.invalidArgument("upsert needs a unique attribute; '\(attribute.column)' of '\(entity.name)' is not unique")
         }
         let columns = entity.attributes.map(\.column)
-        let values = entity.encode(record)
+        let values = try entity.writableValues(record)
         let id: Int64? = try folio {
             let statement = try database.cachedStatement(
                 sql: SQLBuilder.upsert(table: entity.name, columns: columns, conflict: attribute.column))
@@ -105,6 +105,7 @@ public struct Transaction {
         let entity = R.entity
         let columns = try assignments.map { try entity.column(for: $0.keyPath) }
         if columns.contains("id") { throw FolioError.invalidArgument("updateAll cannot assign the id") }
+        for (column, assignment) in zip(columns, assignments) { try entity.checkWritable(assignment.value, column: column) }
         let filter = try predicate.map { try PredicateTranslator(entity: entity).translate($0) }
         let sql = SQLBuilder.updateAll(table: entity.name, assignments: columns, filter: filter)
         try folio {
