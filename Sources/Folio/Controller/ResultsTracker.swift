@@ -108,30 +108,33 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
                 let token = readsToken ? try? Store.changeToken(table: table, db) : nil
                 return Delivery(change: change, state: present(new), serial: s.serial, token: token)
             } catch {
-                // The database could not be read: resynchronize with a reload signal.
-                s.full = nil
-                s.pending = changed
-                s.serial += 1
-                return Delivery(change: .reload, state: present(old), serial: s.serial, token: nil)
+                // The database could not be read: the controller reloads from scratch.
+                return Self.reload(&s, old: present(old))
             }
         }
-        if let delivery {
-            diagnostics.count { $0.changeSets += 1 }
-            continuation.yield(delivery)
-        }
+        emit(delivery)
     }
 
     func didChangeExternally(in db: Database) {
         let delivery: Delivery? = state.withLock { s in
             guard !s.stopped, let old = s.full else { return nil }
-            s.full = nil
-            s.serial += 1
-            return Delivery(change: .reload, state: present(old), serial: s.serial, token: nil)
+            return Self.reload(&s, old: present(old))
         }
-        if let delivery {
-            diagnostics.count { $0.changeSets += 1 }
-            continuation.yield(delivery)
-        }
+        emit(delivery)
+    }
+
+    /// Stops following (the controller replaces this tracker on a reload) and says so.
+    private static func reload(_ s: inout State, old: ResultsState) -> Delivery {
+        s.full = nil
+        s.stopped = true
+        s.serial += 1
+        return Delivery(change: .reload, state: old, serial: s.serial, token: nil)
+    }
+
+    private func emit(_ delivery: Delivery?) {
+        guard let delivery else { return }
+        diagnostics.count { $0.changeSets += 1 }
+        continuation.yield(delivery)
     }
 
     /// Whether `changed` rows are few enough for the incremental path.
