@@ -48,7 +48,7 @@ struct SchemaTests {
         #expect(Article.entity.schema.canonicalText
             == "folio-entity-1;article;title:string:!:-:-;url:string:!:i:u;published:date:!:i:-;score:integer:!:i:-;category:string:?:-:-;isRead:bool:!:-:-")
         #expect(Article.entity.versionHash == fnv1a64Hex(Article.entity.schema.canonicalText))
-        #expect(Article.entity.versionHash == "\(Article.entity.versionHash)" && Article.entity.versionHash.count == 16)
+        #expect(Article.entity.versionHash == "a62f2ca18ff930e1")  // computed independently
         let again = Entity<Article>("article", Article.entity.attributes)
         #expect(again.versionHash == Article.entity.versionHash)
 
