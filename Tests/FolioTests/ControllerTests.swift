@@ -412,4 +412,31 @@ struct ControllerTests {
         #expect(controller.sections.count == 3)  // -∞ and -1e300 clamp together, 1970-01-01, +1e300 and +∞
         #expect(controller.sections[1].name == "1970-01-01")
     }
+
+    @Test func sortKeysThatDifferOnlyAfterANULAreOrderedExactly() async throws {
+        var r = FetchRequest<Article>(sortBy: [SortDescriptor(\.title)])
+        r.batchSize = 5
+        let controller = FetchedResultsController(r, store: store)
+        let changes = RecordingDelegate()
+        controller.delegate = changes
+        try writeSync(store) { tx in
+            for title in ["a\0c", "a\0a", "a"] { var x = Article(title: title); try tx.insert(&x) }
+        }
+        try await controller.performFetch()
+        var model = TableViewModel(controller.snapshot)
+        _ = try await step(controller, &model, changes) { tx in var x = Article(title: "a\0b"); try tx.insert(&x) }
+        let titles = (0..<4).compactMap { controller.object(at: IndexPath(item: $0, section: 0))?.title }
+        #expect(titles == ["a", "a\0a", "a\0b", "a\0c"])
+    }
+
+    @Test func reentrantStoreCallsThrowInsteadOfTrapping() throws {
+        try seed(store, count: 3)
+        #expect(throws: FolioError.reentrantAccess) {
+            try store.write { tx in _ = try store.count(FetchRequest<Article>()) }
+        }
+        #expect(throws: FolioError.reentrantAccess) {
+            try store.read { _ in try store.write { _ in } }
+        }
+        #expect(try store.count(FetchRequest<Article>()) == 3, "the store stays usable")
+    }
 }

@@ -196,7 +196,8 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         func key(at index: Int) throws -> RowKey {
             let id = ids[index]
             if let known = probed[id] { return known }
-            guard let row = try Row.fetchOne(probe, arguments: StatementArguments(probeArguments + [id.databaseValue])) else {
+            let rows = try Row.fetchCursor(probe, arguments: StatementArguments(probeArguments + [id.databaseValue]))
+            guard let row = try rows.next() else {
                 throw FolioError.recordNotFound(entity: table, id: RecordID(id))
             }
             let k = order.key(row)

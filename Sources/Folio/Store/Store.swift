@@ -196,6 +196,19 @@ public final class Store: Sendable {
 
     private func requireOpen() throws {
         if isClosed.current { throw FolioError.storeClosed }
+        if Thread.current.threadDictionary[accessKey] != nil { throw FolioError.reentrantAccess }
+    }
+
+    /// Marks the current thread as inside one of this store's closures, where GRDB would
+    /// trap on a nested access; Folio throws ``FolioError/reentrantAccess`` instead.
+    private var accessKey: String { "folio.store.\(UInt(bitPattern: ObjectIdentifier(self).hashValue))" }
+
+    private func marked<T>(_ body: () throws -> T) rethrows -> T {
+        let key = accessKey
+        let dictionary = Thread.current.threadDictionary
+        dictionary[key] = true
+        defer { dictionary.removeObject(forKey: key) }
+        return try body()
     }
 
     // MARK: Other processes
@@ -207,6 +220,7 @@ public final class Store: Sendable {
     /// ``observeExternalChanges(every:)``.
     public func synchronize() throws {
         let hub = self.hub
+        try requireOpen()
         try folio { try writer.writeWithoutTransaction { db in try hub.synchronize(db) } }
     }
 
@@ -234,12 +248,12 @@ public final class Store: Sendable {
     /// Runs `body` on a read-only connection without blocking the caller's thread.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try requireOpen()
-        return try await folio { try await writer.read(body) }
+        return try await folio { try await writer.read { db in try self.marked { try body(db) } } }
     }
 
     func readSync<T>(_ body: (Database) throws -> T) throws -> T {
         try requireOpen()
-        return try folio { try writer.read(body) }
+        return try folio { try writer.read { db in try marked { try body(db) } } }
     }
 
     // MARK: Writes
@@ -249,14 +263,16 @@ public final class Store: Sendable {
     @discardableResult
     public func write<T>(_ body: (Transaction) throws -> T) throws -> T {
         try requireOpen()
-        return try folio { try writer.write { db in try body(Transaction(db: db, store: self)) } }
+        return try folio { try writer.write { db in try marked { try body(Transaction(db: db, store: self)) } } }
     }
 
     /// Runs `body` in one write transaction, off the caller's thread.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
         try requireOpen()
-        return try await folio { try await writer.write { db in try body(Transaction(db: db, store: self)) } }
+        return try await folio {
+            try await writer.write { db in try self.marked { try body(Transaction(db: db, store: self)) } }
+        }
     }
 
     /// The store's change token for an entity: it grows with every committed write to the
