@@ -16,6 +16,8 @@ final class Bench {
     var insertedCount = 0
     /// Baseline samples, by baseline id, for the comparisons made later in the run.
     var baselineSamples: [String: Samples] = [:]
+    /// Live snapshots found equal to a fresh fetch's.
+    var verifiedSnapshots = 0
 
     var repetitions: Int { options.repetitions }
     var rows: Int { dataset.rows }

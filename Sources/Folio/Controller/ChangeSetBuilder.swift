@@ -15,18 +15,38 @@ enum ChangeSetBuilder {
 
     /// Maps sections by value; sections whose relative order changed count as deleted and
     /// inserted (there are no section moves).
+    ///
+    /// Sections equal at the start and at the end of both lists are paired directly (a
+    /// commit usually adds or removes a section or two, if any); only the sections in
+    /// between go through the general matching. Values are unique within each list, so
+    /// pairing the common ends keeps the matching maximal.
     static func mapSections(old: ResultsState, new: ResultsState) -> (oldToNew: [Int?], newToOld: [Int?]) {
         guard old.sectioned else { return ([0], [0]) }
+        let oldRuns = old.runs, newRuns = new.runs
+        var oldToNew = [Int?](repeating: nil, count: oldRuns.count)
+        var newToOld = [Int?](repeating: nil, count: newRuns.count)
+        var head = 0
+        while head < oldRuns.count && head < newRuns.count && oldRuns[head].value == newRuns[head].value {
+            oldToNew[head] = head
+            newToOld[head] = head
+            head += 1
+        }
+        var oldEnd = oldRuns.count, newEnd = newRuns.count
+        while oldEnd > head && newEnd > head && oldRuns[oldEnd - 1].value == newRuns[newEnd - 1].value {
+            oldEnd -= 1
+            newEnd -= 1
+            oldToNew[oldEnd] = newEnd
+            newToOld[newEnd] = oldEnd
+        }
+        guard head < oldEnd && head < newEnd else { return (oldToNew, newToOld) }
         var newByValue: [DatabaseValue: Int] = [:]
-        for (i, run) in new.runs.enumerated() { newByValue[run.value] = i }
+        for j in head..<newEnd { newByValue[newRuns[j].value] = j }
         var pairs: [(old: Int, new: Int)] = []
-        for (i, run) in old.runs.enumerated() {
-            if let j = newByValue[run.value] { pairs.append((i, j)) }
+        for i in head..<oldEnd {
+            if let j = newByValue[oldRuns[i].value] { pairs.append((i, j)) }
         }
         pairs.sort { $0.new < $1.new }
         let keep = longestIncreasing(pairs.map { ($0.old, 1) })
-        var oldToNew = [Int?](repeating: nil, count: old.runs.count)
-        var newToOld = [Int?](repeating: nil, count: new.runs.count)
         for k in keep {
             oldToNew[pairs[k].old] = pairs[k].new
             newToOld[pairs[k].new] = pairs[k].old

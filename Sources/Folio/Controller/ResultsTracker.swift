@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// Keeps one controller's results current, commit by commit.
 ///
@@ -100,7 +101,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
                 s.pending = []
             }
             do {
-                let (new, change) = try apply(changed, to: old, maxID: s.maxID, db)
+                let (new, change) = try Self.inReadTransaction(db) { try apply(changed, to: old, maxID: s.maxID, db) }
                 s.full = new
                 s.maxID = Swift.max(s.maxID, changed.max() ?? s.maxID)
                 guard !change.isEmpty else { return nil }
@@ -172,8 +173,9 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         json += "]"
         let fragment = SQLBuilder.changedRows(query, section: section?.fragment, identifiersJSON: json)
         var rows: [RowKey] = []
-        let cursor = try Row.fetchCursor(db.cachedStatement(sql: fragment.sql), arguments: fragment.statementArguments)
-        while let row = try cursor.next() { rows.append(order.key(row)) }
+        let changedStatement = try db.cachedStatement(sql: fragment.sql)
+        try changedStatement.setArguments(fragment.statementArguments)
+        try Self.step(changedStatement, db) { rows.append(order.key(statement: $0)) }
 
         // 2. Where the touched rows were.
         let oldPositions = old.ids.positions(of: changed.filter { $0 <= maxID })
@@ -189,31 +191,24 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
             ids.remove(at: index)
         }
 
-        // 4. Binary-search each row's place among the untouched rows.
-        let probe = try db.cachedStatement(sql: SQLBuilder.sortKeys(query, section: section?.fragment).sql)
-        let probeArguments = section?.fragment.arguments ?? []
-        var probed: [Int64: RowKey] = [:]
-        func key(at index: Int) throws -> RowKey {
-            let id = ids[index]
-            if let known = probed[id] { return known }
-            let rows = try Row.fetchCursor(probe, arguments: StatementArguments(probeArguments + [id.databaseValue]))
-            guard let row = try rows.next() else {
-                throw FolioError.recordNotFound(entity: table, id: RecordID(id))
-            }
-            let k = order.key(row)
-            probed[id] = k
-            return k
-        }
-        var gaps: [Int] = []
-        gaps.reserveCapacity(rows.count)
-        var low = 0
-        for row in rows {
-            var high = ids.count
+        // 4. Find each row's place among the untouched rows: `gaps[j]` untouched rows come
+        // before `rows[j]`. The rows are sorted, so each search narrows the range of the
+        // next ones (the middle row first, then each half): about k·log₂(n/k) probes for k
+        // rows among n, each one indexed lookup stepped with the C API.
+        let probe = try KeyProbe(query: query, section: section, order: order, db)
+        var gaps = [Int](repeating: 0, count: rows.count)
+        var pending: [(rows: Range<Int>, low: Int, high: Int)] = rows.isEmpty ? [] : [(0..<rows.count, 0, ids.count)]
+        while let (range, rangeLow, rangeHigh) = pending.popLast() {
+            let middle = (range.lowerBound + range.upperBound) / 2
+            var low = rangeLow, high = rangeHigh
             while low < high {
                 let mid = (low + high) / 2
-                if order.precedes(try key(at: mid), row) { low = mid + 1 } else { high = mid }
+                guard let key = try probe.key(ids[mid]) else { throw FolioError.recordNotFound(entity: table, id: RecordID(ids[mid])) }
+                if order.precedes(key, rows[middle]) { low = mid + 1 } else { high = mid }
             }
-            gaps.append(low)
+            gaps[middle] = low
+            if range.lowerBound < middle { pending.append((range.lowerBound..<middle, rangeLow, low)) }
+            if middle + 1 < range.upperBound { pending.append(((middle + 1)..<range.upperBound, low, rangeHigh)) }
         }
 
         // 5. Insert them and place them in sections.
@@ -287,5 +282,70 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         let index = before.map { $0 + 1 } ?? after ?? runs.count
         runs.insert(SectionRun(value: value, count: 1), at: index)
         return true
+    }
+}
+
+extension ResultsTracker {
+    /// Runs `body` in one read transaction. The tracker runs right after a commit, in
+    /// autocommit mode, where each statement would otherwise begin and end a transaction
+    /// of its own — taking and releasing SQLite's WAL read lock (system calls) once per
+    /// probe of a binary search.
+    static func inReadTransaction<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        if db.isInsideTransaction { return try body() }
+        try db.beginTransaction(.deferred)
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            try? db.rollback()
+            throw error
+        }
+        try db.commit()
+        return result
+    }
+
+    /// Steps `statement` (its arguments set) with the C API, calling `body` for each row.
+    static func step(_ statement: Statement, _ db: Database, _ body: (OpaquePointer) throws -> Void) throws {
+        let sqlite = statement.sqliteStatement
+        defer { sqlite3_reset(sqlite) }
+        while true {
+            let code = sqlite3_step(sqlite)
+            if code == SQLITE_DONE { return }
+            guard code == SQLITE_ROW else {
+                throw FolioError.sqlite(
+                    code: code, message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql, arguments: nil)
+            }
+            try body(sqlite)
+        }
+    }
+}
+
+/// Reads the sort keys of one row at a time: the statement is prepared and its section
+/// arguments bound once; each probe binds the rowid, steps once, and reads the columns
+/// with the C API (no row objects, no argument arrays).
+struct KeyProbe {
+    private let statement: Statement
+    private let idParameter: Int32
+    private let order: RowOrder
+
+    init(query: CompiledQuery, section: SectionExpression?, order: RowOrder, _ db: Database) throws {
+        let fragment = SQLBuilder.sortKeys(query, section: section?.fragment)
+        statement = try db.cachedStatement(sql: fragment.sql)
+        try statement.setArguments(StatementArguments(fragment.arguments + [0.databaseValue]))
+        idParameter = sqlite3_bind_parameter_count(statement.sqliteStatement)
+        self.order = order
+    }
+
+    /// The keys of the row with rowid `id`, or `nil` if there is none.
+    func key(_ id: Int64) throws -> RowKey? {
+        let sqlite = statement.sqliteStatement
+        defer { sqlite3_reset(sqlite) }
+        sqlite3_bind_int64(sqlite, idParameter, id)
+        let code = sqlite3_step(sqlite)
+        if code == SQLITE_DONE { return nil }
+        guard code == SQLITE_ROW else {
+            throw FolioError.sqlite(code: code, message: String(cString: sqlite3_errstr(code)), sql: statement.sql, arguments: nil)
+        }
+        return order.key(statement: sqlite)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The sort-key values of one row, as SQLite orders them.
 struct RowKey {
@@ -36,6 +37,29 @@ struct RowOrder {
         let values = sources.map { row.exactValue(atIndex: $0) }
         let value: DatabaseValue? = section.map { $0.value(row[row.count - 1] as DatabaseValue) }
         return RowKey(id: id, values: values, section: value)
+    }
+
+    /// The keys of the current row of a stepped statement, read with the C API.
+    func key(statement sqlite: OpaquePointer) -> RowKey {
+        let id = sqlite3_column_int64(sqlite, 0)
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(sources.count)
+        for source in sources { values.append(Self.exactValue(sqlite, Int32(source))) }
+        let value: DatabaseValue? = section.map {
+            $0.value(DatabaseValue(sqliteStatement: sqlite, index: sqlite3_column_count(sqlite) - 1))
+        }
+        return RowKey(id: id, values: values, section: value)
+    }
+
+    /// A column of a stepped statement; text keeps every byte, NULs included (as
+    /// ``Row/exactValue(atIndex:)`` does for cursor rows).
+    static func exactValue(_ sqlite: OpaquePointer, _ index: Int32) -> DatabaseValue {
+        guard sqlite3_column_type(sqlite, index) == SQLITE_TEXT else {
+            return DatabaseValue(sqliteStatement: sqlite, index: index)
+        }
+        guard let text = sqlite3_column_text(sqlite, index) else { return "".databaseValue }
+        let count = Int(sqlite3_column_bytes(sqlite, index))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self).databaseValue
     }
 
     /// Whether `a` comes before `b` in the results.

@@ -26,6 +26,8 @@ public final class Store: Sendable {
     let writer: any DatabaseWriter
     let hub: ChangeHub
     let schemas: [String: EntitySchema]
+    /// Record types found to match `schemas`, with their write statements (``writeSQL(for:)``).
+    private let checkedEntities = Locked<[ObjectIdentifier: EntityWriteSQL]>([:])
     private let removeOnDeinit: URL?
     private let isClosed = Locked(false)
 
@@ -183,9 +185,27 @@ public final class Store: Sendable {
     }
 
     func requireEntity<R: Record>(_ type: R.Type) throws {
-        guard let schema = schemas[R.entity.name], schema == R.entity.schema else {
+        _ = try writeSQL(for: type)
+    }
+
+    /// The write statements of a record type, after checking that the type is one of the
+    /// store's entities. Both are worked out once per type: building and comparing a
+    /// schema, and building SQL text, would otherwise cost more than the write itself.
+    func writeSQL<R: Record>(for type: R.Type) throws -> EntityWriteSQL {
+        let key = ObjectIdentifier(type)
+        if let known = checkedEntities.withLock({ $0[key] }) { return known }
+        let entity = R.entity
+        guard let schema = schemas[entity.name], schema == entity.schema else {
             throw FolioError.unknownEntity(String(describing: R.self))
         }
+        let columns = entity.attributes.map { $0.column }
+        let sql = EntityWriteSQL(
+            insert: SQLBuilder.insert(table: entity.name, columns: columns),
+            insertWithID: SQLBuilder.insertWithID(table: entity.name, columns: columns),
+            update: SQLBuilder.update(table: entity.name, columns: columns),
+            delete: SQLBuilder.delete(table: entity.name))
+        checkedEntities.withLock { $0[key] = sql }
+        return sql
     }
 
     /// Closes the database connections. Later reads and writes throw ``FolioError/storeClosed``.
@@ -285,4 +305,12 @@ public final class Store: Sendable {
     static func changeToken(table: String, _ db: Database) throws -> Int64 {
         try Int64.fetchOne(db, sql: SQLBuilder.changeToken, arguments: [table]) ?? 0
     }
+}
+
+/// The SQL of the single-row writes of one entity.
+struct EntityWriteSQL: Sendable {
+    var insert: String
+    var insertWithID: String
+    var update: String
+    var delete: String
 }

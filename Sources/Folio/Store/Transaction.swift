@@ -19,16 +19,14 @@ public struct Transaction {
 
     /// Inserts a record and sets its `id` to the new rowid (or uses the `id` it has).
     public func insert<R: Record>(_ record: inout R) throws {
-        try store.requireEntity(R.self)
-        let entity = R.entity
-        let columns = entity.attributes.map(\.column)
-        var values = try entity.writableValues(record)
+        let sql = try store.writeSQL(for: R.self)
+        var values = try R.entity.writableValues(record)
         try folio {
             if let id = record.id {
                 values.insert(id.rawValue.databaseValue, at: 0)
-                try run(SQLBuilder.insertWithID(table: entity.name, columns: columns), values)
+                try run(sql.insertWithID, values)
             } else {
-                try run(SQLBuilder.insert(table: entity.name, columns: columns), values)
+                try run(sql.insert, values)
                 record.id = RecordID(database.lastInsertedRowID)
             }
         }
@@ -37,12 +35,12 @@ public struct Transaction {
     /// Updates every attribute of a stored record.
     /// - Throws: ``FolioError/recordNotFound(entity:id:)`` if it has no `id` or no row.
     public func update<R: Record>(_ record: R) throws {
-        try store.requireEntity(R.self)
+        let sql = try store.writeSQL(for: R.self)
         let entity = R.entity
         guard let id = record.id else { throw FolioError.recordNotFound(entity: entity.name, id: nil) }
         let values = try entity.writableValues(record) + [id.rawValue.databaseValue]
         try folio {
-            try run(SQLBuilder.update(table: entity.name, columns: entity.attributes.map(\.column)), values)
+            try run(sql.update, values)
         }
         if database.changesCount == 0 { throw FolioError.recordNotFound(entity: entity.name, id: id) }
     }
@@ -57,9 +55,9 @@ public struct Transaction {
     /// Deletes the record with `id`; returns whether a row was deleted.
     @discardableResult
     public func delete<R: Record>(_ type: R.Type, id: RecordID) throws -> Bool {
-        try store.requireEntity(R.self)
+        let sql = try store.writeSQL(for: R.self)
         try folio {
-            try database.cachedStatement(sql: SQLBuilder.delete(table: R.entity.name)).execute(arguments: [id.rawValue])
+            try database.cachedStatement(sql: sql.delete).execute(arguments: [id.rawValue])
         }
         return database.changesCount > 0
     }
