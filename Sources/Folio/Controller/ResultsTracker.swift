@@ -175,7 +175,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         var rows: [RowKey] = []
         let changedStatement = try db.cachedStatement(sql: fragment.sql)
         try changedStatement.setArguments(fragment.statementArguments)
-        try Self.step(changedStatement, db) { rows.append(order.key(statement: $0)) }
+        try changedStatement.forEachRow(in: db) { rows.append(order.key(statement: $0)) }
 
         // 2. Where the touched rows were.
         let oldPositions = old.ids.positions(of: changed.filter { $0 <= maxID })
@@ -302,21 +302,6 @@ extension ResultsTracker {
         }
         try db.commit()
         return result
-    }
-
-    /// Steps `statement` (its arguments set) with the C API, calling `body` for each row.
-    static func step(_ statement: Statement, _ db: Database, _ body: (OpaquePointer) throws -> Void) throws {
-        let sqlite = statement.sqliteStatement
-        defer { sqlite3_reset(sqlite) }
-        while true {
-            let code = sqlite3_step(sqlite)
-            if code == SQLITE_DONE { return }
-            guard code == SQLITE_ROW else {
-                throw FolioError.sqlite(
-                    code: code, message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql, arguments: nil)
-            }
-            try body(sqlite)
-        }
     }
 }
 

@@ -44,22 +44,11 @@ struct RowOrder {
         let id = sqlite3_column_int64(sqlite, 0)
         var values: [DatabaseValue] = []
         values.reserveCapacity(sources.count)
-        for source in sources { values.append(Self.exactValue(sqlite, Int32(source))) }
+        for source in sources { values.append(DatabaseValue.exact(sqliteStatement: sqlite, index: Int32(source))) }
         let value: DatabaseValue? = section.map {
             $0.value(DatabaseValue(sqliteStatement: sqlite, index: sqlite3_column_count(sqlite) - 1))
         }
         return RowKey(id: id, values: values, section: value)
-    }
-
-    /// A column of a stepped statement; text keeps every byte, NULs included (as
-    /// ``Row/exactValue(atIndex:)`` does for cursor rows).
-    static func exactValue(_ sqlite: OpaquePointer, _ index: Int32) -> DatabaseValue {
-        guard sqlite3_column_type(sqlite, index) == SQLITE_TEXT else {
-            return DatabaseValue(sqliteStatement: sqlite, index: index)
-        }
-        guard let text = sqlite3_column_text(sqlite, index) else { return "".databaseValue }
-        let count = Int(sqlite3_column_bytes(sqlite, index))
-        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self).databaseValue
     }
 
     /// Whether `a` comes before `b` in the results.

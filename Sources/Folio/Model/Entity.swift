@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The description of a record type: its table and attributes.
 ///
@@ -57,9 +58,26 @@ public struct Entity<Root: Record>: Sendable {
     func decode(_ row: Row) throws -> Root {
         var record = Root()
         record.id = RecordID(row[0] as Int64)
-        for (index, attribute) in attributes.enumerated() {
-            let value = attribute.type == .string ? row.exactValue(atIndex: index + 1) : row[index + 1] as DatabaseValue
-            try attribute.decode(&record, value)
+        // An index loop: `enumerated()` over the attributes of a generic `Root` looks up
+        // tuple type metadata at run time on every step.
+        try attributes.withUnsafeBufferPointer { attributes in
+            for index in 0..<attributes.count {
+                let value = attributes[index].type == .string ? row.exactValue(atIndex: index + 1) : row[index + 1] as DatabaseValue
+                try attributes[index].decode(&record, value)
+            }
+        }
+        return record
+    }
+
+    /// Decodes a record from the current row of a stepped statement laid out as
+    /// `id, attributes…`, reading each column once with the C API (text with every byte).
+    func decode(statement sqlite: OpaquePointer) throws -> Root {
+        var record = Root()
+        record.id = RecordID(sqlite3_column_int64(sqlite, 0))
+        try attributes.withUnsafeBufferPointer { attributes in
+            for index in 0..<attributes.count {
+                try attributes[index].decode(&record, DatabaseValue.exact(sqliteStatement: sqlite, index: Int32(index + 1)))
+            }
         }
         return record
     }

@@ -80,9 +80,10 @@ final class BatchLoader<R: Record>: @unchecked Sendable {
         let found: [Int64: R] = try store.readSync { db in
             var byID: [Int64: R] = [:]
             byID.reserveCapacity(ids.count)
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: [json])
-            while let row = try rows.next() {
-                let record = try entity.decode(row)
+            let statement = try db.cachedStatement(sql: sql)
+            try statement.setArguments([json])
+            try statement.forEachRow(in: db) { row in
+                let record = try entity.decode(statement: row)
                 byID[record.id!.rawValue] = record
             }
             return byID

@@ -30,6 +30,38 @@ extension Row {
     }
 }
 
+extension DatabaseValue {
+    /// The value of a column of a stepped statement, read once with the C API; text keeps
+    /// every byte, NULs included.
+    static func exact(sqliteStatement sqlite: OpaquePointer, index: Int32) -> DatabaseValue {
+        guard sqlite3_column_type(sqlite, index) == SQLITE_TEXT else {
+            return DatabaseValue(sqliteStatement: sqlite, index: index)
+        }
+        guard let text = sqlite3_column_text(sqlite, index) else { return "".databaseValue }
+        let count = Int(sqlite3_column_bytes(sqlite, index))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self).databaseValue
+    }
+}
+
+extension Statement {
+    /// Steps the statement (its arguments already set) with the C API, calling `body`
+    /// with the SQLite statement for each row; resets it afterwards.
+    func forEachRow(in db: Database, _ body: (OpaquePointer) throws -> Void) throws {
+        let sqlite = sqliteStatement
+        defer { sqlite3_reset(sqlite) }
+        while true {
+            let code = sqlite3_step(sqlite)
+            if code == SQLITE_DONE { return }
+            guard code == SQLITE_ROW else {
+                if code == SQLITE_INTERRUPT { throw CancellationError() }
+                throw FolioError.sqlite(
+                    code: code, message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql, arguments: nil)
+            }
+            try body(sqlite)
+        }
+    }
+}
+
 /// SQLite's "copy the bytes now" destructor.
 private let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
