@@ -99,7 +99,7 @@ extension Browser {
         let value = model.sections[section]
         let count = value.identifiers.count
         let right = "\(count.formatted()) item\(count == 1 ? "" : "s") "
-        let left = "▌" + Self.dayTitle(value.name)
+        let left = "▌" + DayFormat.dayTitle(value.name)
         let space = max(1, width - TextLayout.width(of: left) - TextLayout.width(of: right))
         return ANSI.headerStyle + TextLayout.fit(left + String(repeating: " ", count: space) + right, width)
     }
@@ -113,7 +113,7 @@ extension Browser {
         let titleWidth = max(10, width - 2 - 1 - 5 - 2 - 2 - sourceWidth - 1)
         let text: String
         if let feed {
-            text = marker + " " + Self.time(feed.published) + "  " + TextLayout.fit(feed.title, titleWidth) + "  "
+            text = marker + " " + DayFormat.time(feed.published) + "  " + TextLayout.fit(feed.title, titleWidth) + "  "
                 + TextLayout.fit(feed.source, sourceWidth)
         } else {
             text = marker + " " + "--:--" + "  " + TextLayout.fit("(deleted)", titleWidth)
@@ -134,8 +134,8 @@ extension Browser {
             for line in TextLayout.wrap(feed.title, inner) { lines.append(ANSI.bold + "  " + line) }
             lines.append("")
             lines.append("  " + ANSI.dim + "Source     " + ANSI.reset + feed.source)
-            lines.append("  " + ANSI.dim + "Published  " + ANSI.reset + Self.longDay(Self.dayName(feed.published)) + " at "
-                + Self.time(feed.published) + ANSI.dim + "  (" + feed.published.formatted(.iso8601) + ")")
+            lines.append("  " + ANSI.dim + "Published  " + ANSI.reset + DayFormat.longDay(DayFormat.dayName(feed.published)) + " at "
+                + DayFormat.time(feed.published) + ANSI.dim + "  (" + feed.published.formatted(.iso8601) + ")")
             lines.append("  " + ANSI.dim + "URL        " + ANSI.reset + ANSI.underline + TextLayout.fit(feed.url, inner - 11).trimmingCharacters(in: .whitespaces))
             lines.append("  " + ANSI.dim + "Image      " + ANSI.reset + TextLayout.fit(feed.imageURL ?? "none", inner - 11).trimmingCharacters(in: .whitespaces))
             lines.append("")
@@ -147,52 +147,5 @@ extension Browser {
         if lines.count > height { lines = Array(lines.prefix(height)) }
         while lines.count < height { lines.append("") }
         return lines
-    }
-
-    // MARK: Dates
-
-    /// The fixed offset that sections by day use, so times agree with their section.
-    static let offsetSeconds = FeedListSource.timeZone.secondsFromGMT()
-
-    /// `17:02`, in the sections' time zone.
-    static func time(_ date: Date) -> String {
-        let seconds = Int((date.timeIntervalSince1970 + Double(offsetSeconds)).rounded(.down))
-        let inDay = ((seconds % 86_400) + 86_400) % 86_400
-        return String(format: "%02d:%02d", inDay / 3600, inDay % 3600 / 60)
-    }
-
-    /// `2025-06-13`, in the sections' time zone.
-    static func dayName(_ date: Date) -> String {
-        let days = Int(((date.timeIntervalSince1970 + Double(offsetSeconds)) / 86_400).rounded(.down))
-        let (y, m, d) = FeedGenerator.civilFromDays(days)
-        return String(format: "%04d-%02d-%02d", y, m, d)
-    }
-
-    static let weekdays = ["Thursday", "Friday", "Saturday", "Sunday", "Monday", "Tuesday", "Wednesday"]
-    static let months = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
-                         "October", "November", "December"]
-
-    /// `2025-06-13` → `2025-06-13  Friday 13 June 2025`.
-    static func dayTitle(_ name: String) -> String {
-        let long = longDay(name)
-        return long == name ? name : "\(name)  \(long)"
-    }
-
-    /// `2025-06-13` → `Friday 13 June 2025`.
-    static func longDay(_ name: String) -> String {
-        let parts = name.split(separator: "-").compactMap { Int($0) }
-        guard parts.count == 3, (1...12).contains(parts[1]), (1...31).contains(parts[2]) else { return name }
-        let days = daysFromCivil(parts[0], parts[1], parts[2])
-        let weekday = weekdays[((days % 7) + 7) % 7]
-        return "\(weekday) \(parts[2]) \(months[parts[1] - 1]) \(parts[0])"
-    }
-
-    static func daysFromCivil(_ year: Int, _ month: Int, _ day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
     }
 }

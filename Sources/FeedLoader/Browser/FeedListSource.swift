@@ -27,7 +27,7 @@ final class FeedListSource: FetchedResultsControllerDelegate {
     }
 
     /// The fixed offset of the day sections, the one times are shown in.
-    static let timeZone = TimeZone(secondsFromGMT: TimeZone.current.secondsFromGMT()) ?? .gmt
+    nonisolated static let timeZone = TimeZone(secondsFromGMT: TimeZone.current.secondsFromGMT()) ?? .gmt
 
     var request: FetchRequest<Feed> { controller.fetchRequest }
 

@@ -21,12 +21,12 @@ struct PlainReport {
         var shown = 0
         outer: for (sectionIndex, section) in sections.enumerated() {
             guard shown < limit else { break }
-            out += "\n\(Browser.dayTitle(section.name)) — \(section.identifiers.count.formatted()) item\(section.identifiers.count == 1 ? "" : "s")\n"
+            out += "\n\(DayFormat.dayTitle(section.name)) — \(section.identifiers.count.formatted()) item\(section.identifiers.count == 1 ? "" : "s")\n"
             for (item, id) in section.identifiers.enumerated() {
                 guard shown < limit else { break outer }
                 let feed = source.record(id, at: IndexPath(item: item, section: sectionIndex))
                 if let feed {
-                    out += "  \(Browser.time(feed.published))  \(feed.title)  (\(feed.source))\n"
+                    out += "  \(DayFormat.time(feed.published))  \(feed.title)  (\(feed.source))\n"
                 } else {
                     out += "  --:--  (deleted)\n"
                 }

@@ -1,0 +1,222 @@
+import Foundation
+import Folio
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+@testable import FeedLoader
+
+/// Runs the real `feedloader` binary: plainly, or in a tmux session to type keys and read
+/// the screen.
+enum App {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The `feedloader` binary that `swift build` made beside the test bundle.
+    static let binary: Result<URL, Failure> = {
+        var candidates: [URL] = []
+        if let executable = Bundle.main.executableURL { candidates.append(executable.deletingLastPathComponent()) }
+        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+            candidates.append(bundle.bundleURL.deletingLastPathComponent())
+        }
+        candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
+        for directory in candidates {
+            let url = directory.appendingPathComponent("feedloader")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return .success(url) }
+        }
+        // Ask SwiftPM where it puts binaries.
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        if let result = try? run(["swift", "build", "--show-bin-path"], in: packageRoot), result.status == 0 {
+            let url = URL(fileURLWithPath: result.output.trimmingCharacters(in: .whitespacesAndNewlines))
+                .appendingPathComponent("feedloader")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return .success(url) }
+        }
+        return .failure(Failure(description: "the feedloader binary was not found beside the tests; run `swift build` first"))
+    }()
+
+    static var isTmuxAvailable: Bool {
+        (try? run(["tmux", "-V"], in: FileManager.default.temporaryDirectory).status) == 0
+    }
+
+    /// Runs a program to its end; returns its exit status, standard output and standard
+    /// error.
+    ///
+    /// It uses `posix_spawn` and `waitpid` rather than `Process`, and files rather than
+    /// pipes: the tmux server that `tmux new-session` starts inherits the child's
+    /// descriptors and outlives it, which keeps pipes (and `Process`'s own bookkeeping)
+    /// from ever seeing the end.
+    @discardableResult
+    static func run(_ arguments: [String], in directory: URL) throws -> (status: Int32, output: String, errors: String) {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("feedloader-run-\(UUID().uuidString)")
+        let outputURL = scratch.appendingPathExtension("out"), errorsURL = scratch.appendingPathExtension("err")
+        defer {
+            try? FileManager.default.removeItem(at: outputURL)
+            try? FileManager.default.removeItem(at: errorsURL)
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, errorsURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        // sh changes directory, then becomes the program (found on PATH).
+        let argv = ["/bin/sh", "-c", #"cd "$0" && exec "$@""#, directory.path] + arguments
+        var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { for pointer in cArguments { free(pointer) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, "/bin/sh", &actions, nil, &cArguments, environ)
+        guard spawned == 0 else { throw Failure(description: "cannot start \(arguments.first ?? ""): error \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            guard errno == EINTR else { throw Failure(description: "waitpid failed: \(errno)") }
+        }
+        // WIFEXITED / WEXITSTATUS, which Swift does not import.
+        let exitStatus: Int32 = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        let output = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
+        let errors = (try? String(contentsOf: errorsURL, encoding: .utf8)) ?? ""
+        return (exitStatus, output, errors)
+    }
+
+    /// Runs `feedloader` with arguments in `directory`.
+    @discardableResult
+    static func feedloader(_ arguments: [String], in directory: URL) throws -> (status: Int32, output: String, errors: String) {
+        try run([try binary.get().path] + arguments, in: directory)
+    }
+
+    /// A new empty directory, removed by the caller.
+    static func makeDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("feedloader-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// A database of 100,000 generated items, made once for the tests that need it and
+    /// kept in the temporary directory for the next run of the same binary.
+    static let hundredThousand: Result<URL, Failure> = {
+        do {
+            let binary = try binary.get()
+            let attributes = try FileManager.default.attributesOfItem(atPath: binary.path)
+            let stamp = [attributes[.modificationDate].map { "\(($0 as! Date).timeIntervalSince1970)" }, attributes[.size].map { "\($0)" }]
+                .compactMap { $0 }.joined(separator: "-")
+            let prefix = "feedloader-tests-100k-"
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(prefix + stamp)
+            let database = directory.appendingPathComponent("big.sqlite")
+            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("complete").path) {
+                return .success(database)
+            }
+            // Older binaries' databases go.
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)) ?? []
+            where name.hasPrefix(prefix) {
+                try? FileManager.default.removeItem(at: FileManager.default.temporaryDirectory.appendingPathComponent(name))
+            }
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let result = try feedloader(
+                ["generate", "100000", "--db", "big.sqlite", "--seed", "7", "--newest", "2025-06-13T12:00:00Z"], in: directory)
+            guard result.status == 0 else {
+                return .failure(Failure(description: "generate failed (\(result.status)): \(result.errors)"))
+            }
+            _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("complete").path, contents: nil)
+            return .success(database)
+        } catch {
+            return .failure(Failure(description: "\(error)"))
+        }
+    }()
+}
+
+/// A detached tmux session running one command, on a tmux server of its own.
+final class TmuxSession {
+    let server = "feedloader-tests-\(ProcessInfo.processInfo.processIdentifier)"
+    let name = "s\(UUID().uuidString.prefix(8))"
+    let directory: URL
+
+    /// Starts `command` (a shell command line) in a `width` × `height` terminal.
+    init(_ command: String, in directory: URL, width: Int = 100, height: Int = 30) throws {
+        self.directory = directory
+        let result = try App.run(
+            ["tmux", "-L", server, "new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)",
+             "-c", directory.path, command, ";", "set-option", "-t", name, "remain-on-exit", "on"],
+            in: directory)
+        guard result.status == 0 else { throw App.Failure(description: "tmux new-session failed: \(result.errors)") }
+    }
+
+    deinit {
+        _ = try? App.run(["tmux", "-L", server, "kill-session", "-t", name], in: directory)
+    }
+
+    /// Presses keys, in tmux's names (`Enter`, `Escape`, `C-c`, `PPage`, `G`…).
+    func press(_ keys: String...) throws {
+        try App.run(["tmux", "-L", server, "send-keys", "-t", name] + keys, in: directory)
+    }
+
+    /// Types text literally.
+    func type(_ text: String) throws {
+        try App.run(["tmux", "-L", server, "send-keys", "-t", name, "-l", text], in: directory)
+    }
+
+    /// The screen, as text.
+    func screen() throws -> String {
+        try App.run(["tmux", "-L", server, "capture-pane", "-p", "-t", name], in: directory).output
+    }
+
+    /// Waits until the screen satisfies `condition`, and returns it.
+    /// - Throws: after `timeout` seconds, with the last screen in the message.
+    @discardableResult
+    func waitFor(
+        _ what: String, timeout: TimeInterval = 30, _ condition: (String) -> Bool
+    ) async throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last = ""
+        while Date() < deadline {
+            last = try screen()
+            if condition(last) { return last }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw App.Failure(description: "timed out waiting for \(what); the screen was:\n\(last)")
+    }
+
+    /// Waits until the screen contains `text`.
+    @discardableResult
+    func waitFor(_ text: String, timeout: TimeInterval = 30) async throws -> String {
+        try await waitFor("“\(text)”", timeout: timeout) { $0.contains(text) }
+    }
+}
+
+/// The numbers of the list's status line.
+struct StatusLine: Equatable {
+    var rows: Int
+    var sections: Int
+    var statements: Int
+    var batches: Int
+    var records: Int
+    var batchSize: Int
+
+    init?(_ screen: String) {
+        guard let line = screen.split(separator: "\n").last(where: { $0.contains(" rows ") && $0.contains("batches") }) else {
+            return nil
+        }
+        var values: [String: Int] = [:]
+        for part in line.split(separator: "│") {
+            let words = part.split(separator: " ")
+            guard words.count >= 2, let number = Int(words.last!.replacingOccurrences(of: ",", with: "")) else { continue }
+            values[words.dropLast().joined(separator: " ")] = number
+        }
+        guard let rows = values["rows"], let sections = values["sections"], let statements = values["statements"],
+            let batches = values["batches"], let records = values["records"], let batchSize = values["batch size"]
+        else { return nil }
+        (self.rows, self.sections, self.statements, self.batches, self.records, self.batchSize) =
+            (rows, sections, statements, batches, records, batchSize)
+    }
+}
+
+/// The rows of the list on a screen: lines with a time in columns 4–8.
+func listRows(_ screen: String) -> [String] {
+    screen.split(separator: "\n").map(String.init).filter { line in
+        let characters = Array(line)
+        guard characters.count > 9 else { return false }
+        let time = String(characters[3..<8])
+        return time.range(of: #"^\d\d:\d\d$"#, options: .regularExpression) != nil
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import Folio
+import Testing
+@testable import FeedLoader
+
+/// The real binary, full screen in tmux: keys in, screen out.
+@Suite(
+    "feedloader in a terminal", .serialized,
+    .enabled(if: App.isTmuxAvailable, "tmux is not installed: these tests drive feedloader in tmux (CI installs it)"))
+struct TerminalAppTests {
+    /// Titles are cut to the width of the list; compare their beginnings.
+    static func start(of title: String) -> String { String(title.prefix(40)) }
+
+    @Test func scrollsToTheOldestOfAHundredThousandItemsWithGLoadingOnlyVisibleBatches() async throws {
+        let database = try App.hundredThousand.get()
+        let (oldest, newest) = try {
+            let store = try Feed.openStore(at: database.path)
+            var request = FetchRequest<Feed>(sortBy: Feed.oldestFirst, limit: 1)
+            let oldest = try #require(try store.fetch(request).first ?? nil)
+            request.sortBy = Feed.newestFirst
+            let newest = try #require(try store.fetch(request).first ?? nil)
+            return (oldest, newest)
+        }()
+        let app = try TmuxSession(
+            "'\(try App.binary.get().path)' --db '\(database.path)'", in: database.deletingLastPathComponent())
+        var screen = try await app.waitFor("rows 100,000")
+        #expect(screen.contains(Self.start(of: newest.title)))
+        let opened = try #require(StatusLine(screen))
+        #expect(opened.batchSize == 30, "the batch size is the terminal's height")
+        #expect(opened.batches == 1, "one screen needs one batch")
+        #expect(opened.records <= 30)
+
+        try app.press("G")
+        screen = try await app.waitFor(Self.start(of: oldest.title))
+        let rows = listRows(screen)
+        #expect(rows.last?.contains(Self.start(of: oldest.title)) == true, "the oldest item is the last row")
+        #expect(rows.last?.hasPrefix("▶") == true, "and it is selected")
+        #expect(screen.contains(DayFormat.dayTitle(DayFormat.dayName(oldest.published))), "under its day's sticky header")
+        let bottom = try #require(StatusLine(screen))
+        #expect(bottom.batches <= 3, "only the batches on screen were loaded")
+        #expect(bottom.records <= 90, "\(bottom.records) records of 100,000")
+
+        try app.press("PPage")
+        try await app.waitFor("a page up") { StatusLine($0).map { $0.batches > bottom.batches } ?? false || $0 != screen }
+        try app.press("g")
+        screen = try await app.waitFor(Self.start(of: newest.title))
+        #expect(listRows(screen).first?.hasPrefix("▶") == true)
+        try app.press("q")
+    }
+
+    @Test func filterChangesTheLiveControllersPredicate() async throws {
+        let directory = try App.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let app = try TmuxSession("'\(try App.binary.get().path)'", in: directory)
+        let screen = try await app.waitFor("rows 420")
+        let store = try Feed.openStore(at: directory.appendingPathComponent("feeds.sqlite").path)
+        let matching = try store.count(FetchRequest<Feed>(predicate: #Predicate { $0.title.contains("Vision Pro") }))
+        #expect(matching > 0)
+
+        try app.press("/")
+        try app.type("vision pro")
+        try app.press("Enter")
+        let filtered = try await app.waitFor("rows \(matching) │")
+        #expect(filtered.contains("filter “vision pro”"))
+        let rows = listRows(filtered)
+        #expect(rows.count == min(matching, 20))
+        #expect(rows.allSatisfy { $0.contains("Vision Pro") })
+        #expect(!rows.isEmpty)
+
+        try app.press("Escape")
+        let cleared = try await app.waitFor("rows 420")
+        #expect(listRows(cleared).first == listRows(screen).first)
+        try app.press("q")
+    }
+
+    @Test func aBackgroundImportMakesNewRowsAppearWhileTheListIsOpen() async throws {
+        let directory = try App.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let app = try TmuxSession("'\(try App.binary.get().path)'", in: directory)
+        let before = try await app.waitFor("rows 420")
+        let firstBefore = try #require(listRows(before).first)
+
+        try app.press("r")
+        // New items arrive at the top, in today's section, highlighted as inserted.
+        let arriving = try await app.waitFor("inserted rows at the top") { screen in
+            listRows(screen).prefix(4).contains { $0.dropFirst().hasPrefix("+") }
+        }
+        #expect(arriving.contains(DayFormat.dayTitle(DayFormat.dayName(Date()))))
+        // Five pages of four, one transaction each; from the second page on, a revised item.
+        let done = try await app.waitFor("rows 440")
+        #expect(done.contains("Updated: "))
+        #expect(try #require(StatusLine(done)).sections == 44 || StatusLine(done)?.sections == 45)
+        // The row that was first is still there, selected: the list was updated, not reset.
+        #expect(done.contains(String(firstBefore.dropFirst(3).prefix(40))))
+        #expect(listRows(done).contains { $0.hasPrefix("▶") && $0.contains(String(firstBefore.dropFirst(10).prefix(30))) })
+        try app.press("q")
+    }
+
+    @Test func enterOpensTheDetailAndDDeletes() async throws {
+        let directory = try App.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let app = try TmuxSession("'\(try App.binary.get().path)'", in: directory)
+        let list = try await app.waitFor("rows 420")
+        let second = try #require(listRows(list).dropFirst().first)
+        let title = String(second.dropFirst(10).prefix(40))
+
+        try app.press("j", "Enter")
+        let detail = try await app.waitFor("Published")
+        #expect(detail.contains("item 2 of 420"))
+        #expect(detail.contains(title))
+        #expect(detail.contains("https://"))
+
+        try app.press("Escape", "d")
+        let deleted = try await app.waitFor("rows 419")
+        #expect(deleted.contains("Deleted “"))
+        #expect(!listRows(deleted).contains { $0.contains(title) })
+        try app.press("q")
+        // q leaves the alternate screen: the terminal is as it was.
+        try await app.waitFor("the list to close") { !$0.contains("rows 419") }
+    }
+
+    @Test func ctrlCCancelsAnExportAndLeavesNoFile() async throws {
+        let database = try App.hundredThousand.get()
+        let directory = try App.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let app = try TmuxSession(
+            "'\(try App.binary.get().path)' export --db '\(database.path)' --to out.json; echo EXIT=$?", in: directory)
+        try await app.waitFor("Exporting")
+        try app.press("C-c")
+        let screen = try await app.waitFor("EXIT=")
+        #expect(screen.contains("EXIT=130"))
+        #expect(screen.contains("Export cancelled"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, "no file, no partial file")
+    }
+}
+
+/// The binary without a terminal.
+@Suite("feedloader, plainly")
+struct PlainAppTests {
+    @Test func withoutATerminalItPrintsAReportAndImportsTheSampleOnce() throws {
+        let directory = try App.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try App.feedloader([], in: directory)
+        #expect(first.status == 0)
+        #expect(first.output.contains("Imported the sample feed: sample-feed.json: 420 items, 420 new"))
+        #expect(first.output.contains("420 items in 43 days, newest first"))
+        #expect(first.output.contains("2025-06-13  Friday 13 June 2025"))
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("feeds.sqlite").path))
+        let second = try App.feedloader(["--limit", "3"], in: directory)
+        #expect(!second.output.contains("Imported"))
+        #expect(second.output.contains("… 417 more"))
+    }
+
+    @Test func importReportsMalformedItemsAndRejectsMalformedJSON() throws {
+        let directory = try App.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data("""
+            [{"title": "Fine", "url": "https://example.com/fine", "published": "2025-06-13T10:00:00Z"},
+             {"title": "Undated", "url": "https://example.com/undated"}]
+            """.utf8).write(to: directory.appendingPathComponent("mixed.json"))
+        let mixed = try App.feedloader(["import", "mixed.json"], in: directory)
+        #expect(mixed.status == 0)
+        #expect(mixed.output.contains("mixed.json: 2 items, 1 new, 0 updated, 0 unchanged, 1 skipped"))
+        #expect(mixed.errors.contains(#"item 2 ("Undated", https://example.com/undated): "published" is missing"#))
+
+        try Data("[{\"title\": ".utf8).write(to: directory.appendingPathComponent("broken.json"))
+        let broken = try App.feedloader(["import", "broken.json"], in: directory)
+        #expect(broken.status != 0)
+        #expect(broken.errors.contains("broken.json is not valid JSON (line 1, column 12)"))
+        #expect(broken.errors.contains("Nothing was imported."))
+    }
+
+    @Test func exportWritesTheFeedThatImportReadsBack() throws {
+        let directory = try App.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try App.feedloader(["import", "sample"], in: directory)
+        let export = try App.feedloader(["export", "--to", "out.json"], in: directory)
+        #expect(export.status == 0)
+        #expect(export.output.contains("Exported 420 items to out.json"))
+        #expect(export.errors.contains("420 / 420"), "the progress bar shows the exact total")
+        let parsed = try FeedParser.parse(Data(contentsOf: directory.appendingPathComponent("out.json")), source: "out.json")
+        #expect(parsed.items.count == 420 && parsed.problems.isEmpty)
+        let again = try App.feedloader(["import", "out.json"], in: directory)
+        #expect(again.output.contains("420 items, 0 new, 0 updated, 420 unchanged"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".partial") }.isEmpty)
+    }
+}
