@@ -192,24 +192,9 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         }
 
         // 4. Find each row's place among the untouched rows: `gaps[j]` untouched rows come
-        // before `rows[j]`. The rows are sorted, so each search narrows the range of the
-        // next ones (the middle row first, then each half): about k·log₂(n/k) probes for k
-        // rows among n, each one indexed lookup stepped with the C API.
+        // before `rows[j]` (see ``findGaps(of:among:probe:)``).
         let probe = try KeyProbe(query: query, section: section, order: order, db)
-        var gaps = [Int](repeating: 0, count: rows.count)
-        var pending: [(rows: Range<Int>, low: Int, high: Int)] = rows.isEmpty ? [] : [(0..<rows.count, 0, ids.count)]
-        while let (range, rangeLow, rangeHigh) = pending.popLast() {
-            let middle = (range.lowerBound + range.upperBound) / 2
-            var low = rangeLow, high = rangeHigh
-            while low < high {
-                let mid = (low + high) / 2
-                guard let key = try probe.key(ids[mid]) else { throw FolioError.recordNotFound(entity: table, id: RecordID(ids[mid])) }
-                if order.precedes(key, rows[middle]) { low = mid + 1 } else { high = mid }
-            }
-            gaps[middle] = low
-            if range.lowerBound < middle { pending.append((range.lowerBound..<middle, rangeLow, low)) }
-            if middle + 1 < range.upperBound { pending.append(((middle + 1)..<range.upperBound, low, rangeHigh)) }
-        }
+        let gaps = try findGaps(of: rows, among: ids, probe: probe)
 
         // 5. Insert them and place them in sections.
         for (j, row) in rows.enumerated() {
@@ -264,6 +249,64 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         let change = ChangeSetBuilder.assemble(
             old: old, new: new, deletions: deletions, insertions: insertions, survivors: survivors)
         return (new, change)
+    }
+
+    /// For each of `rows` (sorted), how many of `ids` (sorted, none of them in `rows`)
+    /// come before it.
+    ///
+    /// The rows are searched middle first, then each half within the range the middle one
+    /// left it: about k·log₂(n/k) probes for k rows among n. Each probe is one indexed
+    /// lookup of a row's sort keys. When the first sort key is a number, a search guesses
+    /// by interpolation between the keys that bracket its range (dates and scores are
+    /// often spread evenly, and then a few probes do), falling back to bisection after
+    /// any guess that did not halve the range — never more than twice the probes of
+    /// plain bisection.
+    func findGaps(of rows: [RowKey], among ids: IdentifierList, probe: KeyProbe) throws -> [Int] {
+        struct Range {
+            var rows: Swift.Range<Int>
+            /// The rows' gaps are in `low...high`.
+            var low: Int, high: Int
+            /// The keys of `ids[low - 1]` and `ids[high]`, when known.
+            var lowKey: RowKey?, highKey: RowKey?
+        }
+        func key(_ index: Int) throws -> RowKey {
+            guard let key = try probe.key(ids[index]) else { throw FolioError.recordNotFound(entity: table, id: RecordID(ids[index])) }
+            return key
+        }
+        var gaps = [Int](repeating: 0, count: rows.count)
+        var pending = rows.isEmpty ? [] : [Range(rows: 0..<rows.count, low: 0, high: ids.count)]
+        while let range = pending.popLast() {
+            let middle = (range.rows.lowerBound + range.rows.upperBound) / 2
+            let target = rows[middle]
+            var low = range.low, high = range.high
+            var lowKey = range.lowKey, highKey = range.highKey
+            var interpolate = true
+            while low < high {
+                var mid = (low + high) / 2
+                if interpolate, let lowKey, let highKey, let f = order.fraction(of: target, between: lowKey, and: highKey) {
+                    // ids[low - 1] and ids[high] bracket the target: place it in proportion.
+                    mid = Swift.min(high - 1, Swift.max(low, low - 1 + Int((f * Double(high - low + 1)).rounded())))
+                }
+                let width = high - low
+                let k = try key(mid)
+                if order.precedes(k, target) {
+                    low = mid + 1
+                    lowKey = k
+                } else {
+                    high = mid
+                    highKey = k
+                }
+                interpolate = (high - low) * 2 <= width
+            }
+            gaps[middle] = low
+            if range.rows.lowerBound < middle {
+                pending.append(Range(rows: range.rows.lowerBound..<middle, low: range.low, high: low, lowKey: range.lowKey, highKey: highKey))
+            }
+            if middle + 1 < range.rows.upperBound {
+                pending.append(Range(rows: (middle + 1)..<range.rows.upperBound, low: low, high: range.high, lowKey: lowKey, highKey: range.highKey))
+            }
+        }
+        return gaps
     }
 
     /// Adds one row with section value `value` at `position` of the runs; false when the

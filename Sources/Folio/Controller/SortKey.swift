@@ -60,6 +60,23 @@ struct RowOrder {
         return false
     }
 
+    /// Where `key` falls between `low` and `high` by their first sort value, from 0 to 1,
+    /// when all three are numbers and the two bounds differ; `nil` otherwise.
+    func fraction(of key: RowKey, between low: RowKey, and high: RowKey) -> Double? {
+        func number(_ value: DatabaseValue) -> Double? {
+            switch value.storage {
+            case .int64(let v): Double(v)
+            case .double(let v): v.isFinite ? v : nil
+            default: nil
+            }
+        }
+        guard let x = number(key.values[0]), let a = number(low.values[0]), let b = number(high.values[0]), a != b else {
+            return nil
+        }
+        let f = (x - a) / (b - a)
+        return f.isFinite ? Swift.min(1, Swift.max(0, f)) : nil
+    }
+
     /// SQLite's order for the BINARY collation: NULL < numbers < text (bytes) < blobs (bytes).
     static func compare(_ a: DatabaseValue, _ b: DatabaseValue) -> Int {
         func rank(_ v: DatabaseValue) -> Int {
