@@ -62,6 +62,18 @@ enum SQLBuilder {
         return statements
     }
 
+    static let rowIDChangedFunction = "folio_rowid_changed"
+
+    /// A temporary trigger (writer connection only) that reports the old rowid of an
+    /// `UPDATE` changing it, which SQLite's update hook does not report.
+    static func rowIDChangeTrigger(table: String) -> String {
+        """
+        CREATE TEMP TRIGGER IF NOT EXISTS \(quote("folio_\(table)_rowid")) AFTER UPDATE ON main.\(quote(table)) \
+        WHEN OLD.\(quote("id")) IS NOT NEW.\(quote("id")) \
+        BEGIN SELECT \(rowIDChangedFunction)('\(table)', OLD.\(quote("id"))); END
+        """
+    }
+
     static func indexName(_ table: String, _ column: String) -> String { "\(table)_\(column)_index" }
 
     static let tableInfo = "SELECT name, type, \"notnull\", pk FROM pragma_table_info(?)"
@@ -211,7 +223,9 @@ enum SQLBuilder {
 
     static func section(attribute column: String) -> SQLFragment { SQLFragment(quote(column)) }
 
+    /// The first character: a prefix of the string's bytes, so it orders as the string
+    /// does (case mapping would not: "A…" < "B…" < "a…").
     static func section(firstLetterOf column: String) -> SQLFragment {
-        SQLFragment("upper(substr(\(quote(column)), 1, 1))")
+        SQLFragment("substr(\(quote(column)), 1, 1)")
     }
 }

@@ -18,6 +18,11 @@ protocol CommitSubscriber: AnyObject, Sendable {
 /// write made through the store, including raw SQL on ``Transaction/database``. (GRDB
 /// disables SQLite's truncate optimization for observed tables, so `DELETE FROM t`
 /// reports each row.) Writes by other processes are not seen.
+///
+/// SQLite's update hook reports an `UPDATE` that changes a rowid under the new rowid
+/// only; the old one would linger in every controller that showed it. So the hub also
+/// installs, on the writer connection, a temporary trigger per table that reports the
+/// old rowid of such an update through an SQL function (``install(in:)``).
 // @unchecked Sendable: `pending` is touched only on the writer's serial queue, where
 // GRDB calls every observer method; `subscribers` is guarded by its lock.
 final class ChangeHub: TransactionObserver, @unchecked Sendable {
@@ -43,6 +48,24 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
 
     func unsubscribe(_ subscriber: any CommitSubscriber) {
         _ = subscribers.withLock { $0.removeValue(forKey: ObjectIdentifier(subscriber)) }
+    }
+
+    /// Registers the rowid-change function and triggers on the writer connection.
+    func install(in db: Database) throws {
+        db.add(function: DatabaseFunction(SQLBuilder.rowIDChangedFunction, argumentCount: 2, pure: false) { [weak self] values in
+            if let table = String.fromDatabaseValue(values[0]), let id = Int64.fromDatabaseValue(values[1]) {
+                self?.rowIDChanged(table: table, oldRowID: id)
+            }
+            return nil
+        })
+        for table in tables.sorted() {
+            try db.execute(sql: SQLBuilder.rowIDChangeTrigger(table: table))
+        }
+    }
+
+    /// Called by the trigger, on the writer's queue, inside the transaction.
+    private func rowIDChanged(table: String, oldRowID: Int64) {
+        pending[table, default: []].insert(oldRowID)
     }
 
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {

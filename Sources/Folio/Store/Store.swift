@@ -107,6 +107,7 @@ public final class Store: Sendable {
                 for schema in schemas.values.sorted(by: { $0.name < $1.name }) {
                     try SchemaCheck.prepare(schema, in: db)
                 }
+                try self.hub.install(in: db)
             }
         } catch {
             if let db = error as? DatabaseError, db.resultCode == .SQLITE_NOTADB, let path {

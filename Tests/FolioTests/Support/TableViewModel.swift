@@ -1,9 +1,12 @@
 import Foundation
+import GRDB
 @testable import Folio
 
 /// A model of a table view applying batch updates, strict like UIKit: it throws on any
 /// inconsistency (counts that do not add up, an index out of range, a row deleted and
-/// updated, a move from a deleted row or section, duplicates).
+/// updated, a move from a deleted row or section, duplicates) and on any breach of the
+/// ``ChangeSet`` contract that UIKit would let through silently (lists out of order,
+/// inserted identifiers that are not the rows the data source shows there).
 ///
 /// Rows of inserted sections and rows inserted in surviving sections are taken from the
 /// data source after the update, as a table view asks its data source for cells; every
@@ -16,6 +19,20 @@ struct TableViewModel: Equatable, CustomStringConvertible {
         var description: String
     }
 
+    /// Which records a change set touched, read from the model before the update.
+    struct Applied: Equatable {
+        /// Rows removed: deleted rows and the rows of deleted sections.
+        var deleted: [RecordID] = []
+        /// Rows added: inserted rows and the rows of inserted sections.
+        var inserted: [RecordID] = []
+        /// Rows moved, with their `isUpdated` flag.
+        var moved: [RecordID: Bool] = [:]
+        /// Rows updated in place.
+        var updated: [RecordID] = []
+        /// Rows whose cell must be reconfigured: updated in place or moved and updated.
+        var reconfigured: Set<RecordID> { Set(updated).union(moved.filter(\.value).keys) }
+    }
+
     init(sections: [[RecordID]]) { self.sections = sections }
 
     init(_ snapshot: Snapshot) {
@@ -24,21 +41,76 @@ struct TableViewModel: Equatable, CustomStringConvertible {
 
     var description: String { sections.map { "\($0.map(\.rawValue))" }.joined(separator: " | ") }
 
+    /// Every identifier, in order.
+    var identifiers: [RecordID] { sections.flatMap { $0 } }
+
     private static func fail(_ text: String) -> Inconsistency { Inconsistency(description: text) }
 
-    mutating func apply(_ change: ChangeSet, dataSource: Snapshot) throws {
-        if change.isReload {
-            self = TableViewModel(dataSource)
-            return
+    /// The model's own consistency: no identifier twice.
+    func checkInvariants() throws {
+        var seen = Set<RecordID>()
+        for id in identifiers where !seen.insert(id).inserted { throw Self.fail("\(id) shown twice") }
+    }
+
+    /// A data source must itself be consistent before a table view trusts it.
+    static func check(dataSource: Snapshot) throws {
+        let state = dataSource.state
+        guard dataSource.sections.count == state.runs.count else { throw fail("data source: sections and runs differ") }
+        var offset = 0
+        for (index, info) in dataSource.sections.enumerated() {
+            guard info.offset == offset else { throw fail("data source: section \(index) starts at \(info.offset), expected \(offset)") }
+            guard info.numberOfObjects == state.runs[index].count else { throw fail("data source: section \(index) count differs from its run") }
+            if state.sectioned && info.numberOfObjects == 0 { throw fail("data source: empty section \(index)") }
+            offset += info.numberOfObjects
         }
+        guard offset == dataSource.numberOfItems else { throw fail("data source: section counts add up to \(offset), it has \(dataSource.numberOfItems) items") }
+        if !state.sectioned && dataSource.numberOfSections != 1 { throw fail("data source: unsectioned results with \(dataSource.numberOfSections) sections") }
+        if state.sectioned {
+            let values = state.runs.map(\.value)
+            guard Set(values).count == values.count else { throw fail("data source: a section value appears twice: \(dataSource.sections.map(\.name))") }
+        }
+        guard Set(dataSource.identifiers).count == dataSource.numberOfItems else { throw fail("data source: an identifier appears twice") }
+    }
+
+    private static func checkAscending(_ list: [Int], _ what: String) throws {
+        for i in list.indices.dropFirst() where list[i - 1] >= list[i] { throw fail("\(what) not strictly ascending: \(list)") }
+    }
+
+    private static func checkAscending(_ list: [IndexPath], _ what: String) throws {
+        for i in list.indices.dropFirst() where !ChangeSetBuilder.lexicographic(list[i - 1], list[i]) {
+            throw fail("\(what) not strictly ascending at \(list[i]): \(list.map { "\($0.section).\($0.item)" })")
+        }
+    }
+
+    @discardableResult
+    mutating func apply(_ change: ChangeSet, dataSource: Snapshot) throws -> Applied {
+        try Self.check(dataSource: dataSource)
+        if change.isReload {
+            guard change.deletedSections.isEmpty, change.insertedSections.isEmpty, change.deletedItems.isEmpty,
+                  change.insertedItems.isEmpty, change.movedItems.isEmpty, change.updatedItems.isEmpty
+            else { throw Self.fail("a reload with changes listed") }
+            let old = Set(identifiers)
+            self = TableViewModel(dataSource)
+            let new = Set(identifiers)
+            return Applied(deleted: Array(old.subtracting(new)), inserted: Array(new.subtracting(old)))
+        }
+        // The documented order of every list.
+        try Self.checkAscending(change.deletedSections, "deletedSections")
+        try Self.checkAscending(change.insertedSections, "insertedSections")
+        try Self.checkAscending(change.deletedItems, "deletedItems")
+        try Self.checkAscending(change.insertedItems, "insertedItems")
+        try Self.checkAscending(change.updatedItems, "updatedItems")
+        try Self.checkAscending(change.movedItems.map(\.from), "movedItems (by origin)")
+
         let oldCount = sections.count
+        var applied = Applied()
         // Sections.
         guard Set(change.deletedSections).count == change.deletedSections.count else { throw Self.fail("section deleted twice") }
         guard Set(change.insertedSections).count == change.insertedSections.count else { throw Self.fail("section inserted twice") }
         for s in change.deletedSections where s < 0 || s >= oldCount { throw Self.fail("deleted section \(s) out of range 0..<\(oldCount)") }
         let newCount = oldCount - change.deletedSections.count + change.insertedSections.count
         guard newCount == dataSource.numberOfSections else {
-            throw Self.fail("invalid number of sections: \(newCount) after the update, the data source has \(dataSource.numberOfSections)")
+            throw Self.fail("invalid number of sections: \(newCount) after the update (\(oldCount) before, \(change.deletedSections.count) deleted, \(change.insertedSections.count) inserted), the data source has \(dataSource.numberOfSections)")
         }
         for s in change.insertedSections where s < 0 || s >= newCount { throw Self.fail("inserted section \(s) out of range 0..<\(newCount)") }
         let deletedSections = Set(change.deletedSections)
@@ -46,24 +118,29 @@ struct TableViewModel: Equatable, CustomStringConvertible {
         var survivingOld = (0..<oldCount).filter { !deletedSections.contains($0) }.makeIterator()
         var oldForNew = [Int?](repeating: nil, count: newCount)
         for n in 0..<newCount where !insertedSections.contains(n) { oldForNew[n] = survivingOld.next() }
-        var newForOld = [Int?](repeating: nil, count: oldCount)
-        for (n, o) in oldForNew.enumerated() { if let o { newForOld[o] = n } }
+        for s in deletedSections { applied.deleted += sections[s] }
 
         func checkOld(_ p: IndexPath, _ what: String) throws {
-            guard p.section >= 0, p.section < oldCount else { throw Self.fail("\(what) \(p) section out of range") }
+            guard p.count == 2 else { throw Self.fail("\(what) \(p) is not a two-element index path") }
+            guard p.section >= 0, p.section < oldCount else { throw Self.fail("\(what) \(p) section out of range 0..<\(oldCount)") }
             guard !deletedSections.contains(p.section) else { throw Self.fail("\(what) \(p) is in a deleted section") }
             guard p.item >= 0, p.item < sections[p.section].count else {
-                throw Self.fail("\(what) \(p) out of range: section has \(sections[p.section].count) rows")
+                throw Self.fail("\(what) \(p) out of range: section \(p.section) has \(sections[p.section].count) rows")
             }
         }
         func checkNew(_ p: IndexPath, _ what: String) throws {
-            guard p.section >= 0, p.section < newCount else { throw Self.fail("\(what) \(p) section out of range") }
+            guard p.count == 2 else { throw Self.fail("\(what) \(p) is not a two-element index path") }
+            guard p.section >= 0, p.section < newCount else { throw Self.fail("\(what) \(p) section out of range 0..<\(newCount)") }
             guard !insertedSections.contains(p.section) else { throw Self.fail("\(what) \(p) is in an inserted section") }
+            guard p.item >= 0, p.item < dataSource.sections[p.section].numberOfObjects else {
+                throw Self.fail("\(what) \(p) out of range: the data source's section \(p.section) has \(dataSource.sections[p.section].numberOfObjects) rows")
+            }
         }
         var removed = Set<IndexPath>()
         for p in change.deletedItems {
             try checkOld(p, "deleted row")
             guard removed.insert(p).inserted else { throw Self.fail("row \(p) deleted twice") }
+            applied.deleted.append(sections[p.section][p.item])
         }
         var movedFrom = Set<IndexPath>()
         for m in change.movedItems {
@@ -71,6 +148,7 @@ struct TableViewModel: Equatable, CustomStringConvertible {
             guard !removed.contains(m.from) else { throw Self.fail("move from deleted row \(m.from)") }
             guard movedFrom.insert(m.from).inserted else { throw Self.fail("row \(m.from) moved twice") }
             try checkNew(m.to, "move target")
+            applied.moved[sections[m.from.section][m.from.item]] = m.isUpdated
         }
         var updated = Set<IndexPath>()
         for p in change.updatedItems {
@@ -78,13 +156,20 @@ struct TableViewModel: Equatable, CustomStringConvertible {
             guard !removed.contains(p) else { throw Self.fail("row \(p) deleted and updated") }
             guard !movedFrom.contains(p) else { throw Self.fail("row \(p) moved and updated in place") }
             guard updated.insert(p).inserted else { throw Self.fail("row \(p) updated twice") }
+            applied.updated.append(sections[p.section][p.item])
         }
-        guard change.insertedItems.count == change.insertedIdentifiers.count else { throw Self.fail("inserted identifiers misaligned") }
+        guard change.insertedItems.count == change.insertedIdentifiers.count else {
+            throw Self.fail("\(change.insertedItems.count) inserted rows but \(change.insertedIdentifiers.count) inserted identifiers")
+        }
         var targets: [Int: [Int: RecordID?]] = [:]  // new section → item → carried id (nil: from data source)
-        for p in change.insertedItems {
+        for (p, id) in zip(change.insertedItems, change.insertedIdentifiers) {
             try checkNew(p, "inserted row")
             guard targets[p.section, default: [:]][p.item] == nil else { throw Self.fail("two rows inserted or moved to \(p)") }
             targets[p.section, default: [:]][p.item] = .some(nil)
+            let shown = dataSource.identifiers(inSection: p.section)
+            let actual = shown[shown.startIndex + p.item]
+            guard actual == id else { throw Self.fail("inserted identifier \(id) at \(p), the data source has \(actual) there") }
+            applied.inserted.append(id)
         }
         for m in change.movedItems {
             guard targets[m.to.section, default: [:]][m.to.item] == nil else { throw Self.fail("two rows inserted or moved to \(m.to)") }
@@ -96,20 +181,18 @@ struct TableViewModel: Equatable, CustomStringConvertible {
             let expected = Array(dataSource.identifiers(inSection: n))
             guard let o = oldForNew[n] else {
                 result.append(expected)
+                applied.inserted += expected
                 continue
             }
-            var remaining = sections[o].enumerated().filter { item in
-                let p = IndexPath(item: item.offset, section: o)
+            let staying = sections[o].indices.filter { item in
+                let p = IndexPath(item: item, section: o)
                 return !removed.contains(p) && !movedFrom.contains(p)
-            }.map(\.element).makeIterator()
-            let remainingCount = sections[o].count - sections[o].indices.filter {
-                let p = IndexPath(item: $0, section: o)
-                return removed.contains(p) || movedFrom.contains(p)
-            }.count
+            }
+            var remaining = staying.map { sections[o][$0] }.makeIterator()
             let incoming = targets[n] ?? [:]
-            let total = remainingCount + incoming.count
+            let total = staying.count + incoming.count
             guard total == expected.count else {
-                throw Self.fail("invalid number of rows in section \(n): \(total) after the update (\(sections[o].count) before, \(sections[o].count - remainingCount) out, \(incoming.count) in), the data source has \(expected.count)")
+                throw Self.fail("invalid number of rows in section \(n): \(total) after the update (\(sections[o].count) before, \(sections[o].count - staying.count) out, \(incoming.count) in), the data source has \(expected.count)")
             }
             var rows: [RecordID] = []
             for item in 0..<total {
@@ -121,10 +204,25 @@ struct TableViewModel: Equatable, CustomStringConvertible {
                     throw Self.fail("row \(item) of section \(n) has no source")
                 }
             }
-            for item in incoming.keys where item >= total { throw Self.fail("row \(n).\(item) inserted out of range") }
             result.append(rows)
         }
-        _ = newForOld
         sections = result
+        try checkInvariants()
+        return applied
+    }
+}
+
+extension Snapshot {
+    /// A data source of the given sections (names "s0", "s1"…), for tests of the model.
+    static func testing(_ sections: [[Int64]], sectioned: Bool = true) -> Snapshot {
+        precondition(sectioned || sections.count == 1)
+        let runs = sections.enumerated().map { SectionRun(value: "s\($0.offset)".databaseValue, count: $0.element.count) }
+        let state = ResultsState(ids: IdentifierList(sections.flatMap { $0 }), runs: runs, sectioned: sectioned)
+        var offset = 0
+        let infos = sections.enumerated().map { index, ids in
+            defer { offset += ids.count }
+            return SectionInfo(name: "s\(index)", indexTitle: nil, numberOfObjects: ids.count, offset: offset, isNil: false)
+        }
+        return Snapshot(state: state, sections: infos)
     }
 }
