@@ -34,6 +34,7 @@ let package = Package(
                 "Folio",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            exclude: ["README-section.md"],
             resources: [.copy("Resources/sample-feed.json")],
             swiftSettings: strict),
         .testTarget(

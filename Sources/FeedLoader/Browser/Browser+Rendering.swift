@@ -49,7 +49,9 @@ extension Browser {
 
     private func bottomLine(_ width: Int) -> String {
         if case .prompt(let prompt) = mode {
-            let label = prompt.kind == .filter ? "Filter (title or source): " : "Go to day (YYYY-MM-DD prefix): "
+            let months = source.indexTitles
+            let range = months.isEmpty ? "" : "; \(months.first!)…\(months.last!)"
+            let label = prompt.kind == .filter ? "Filter (title or source): " : "Go to day (YYYY-MM-DD prefix\(range)): "
             return ANSI.bold + TextLayout.fit(" " + label + prompt.text + "▏", width)
         }
         if let message { return ANSI.bold + TextLayout.fit(" " + message.text, width) }

@@ -195,6 +195,7 @@ final class Browser {
         let wasAtTop = top == 0
         let anchor = firstVisibleRow()
         let anchorID = anchor.map { model.identifier(at: $0) }
+        let anchorSection = anchor.map { model.sections[$0.section].name }
         let anchorOffset = anchor.map { model.line(of: $0) - top } ?? 0
 
         var applied = RowModel.Applied()
@@ -242,7 +243,7 @@ final class Browser {
         // At the top, stay there so new items show; otherwise keep the first visible row in place.
         if wasAtTop {
             top = 0
-        } else if let anchorID, let path = model.indexPath(of: anchorID, hint: nil as String?) {
+        } else if let anchorID, let path = model.indexPath(of: anchorID, hint: anchorSection) {
             top = model.line(of: path) - anchorOffset
         }
         clampTop()

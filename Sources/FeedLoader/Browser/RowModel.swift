@@ -104,15 +104,15 @@ struct RowModel: Equatable {
             return sections[path.section].identifiers[path.item]
         }
         for path in change.updatedItems { applied.updated.append(try id(path, "updated row")) }
-        var removals: [Int: Set<Int>] = [:]
+        var removals: [Int: [Int]] = [:]
         for path in change.deletedItems {
             applied.removed.insert(try id(path, "deleted row"))
-            removals[path.section, default: []].insert(path.item)
+            removals[path.section, default: []].append(path.item)
         }
         var arrivals: [(path: IndexPath, id: RecordID)] = []
         for move in change.movedItems {
             let moved = try id(move.from, "moved row")
-            removals[move.from.section, default: []].insert(move.from.item)
+            removals[move.from.section, default: []].append(move.from.item)
             arrivals.append((move.to, moved))
             applied.moved.append((moved, move.to))
             if move.isUpdated { applied.updated.append(moved) }
@@ -133,10 +133,19 @@ struct RowModel: Equatable {
         var next: [Section] = []
         next.reserveCapacity(sections.count + change.insertedSections.count)
         for (index, section) in sections.enumerated() where !deletedSections.contains(index) {
-            if let gone = removals[index] {
-                var kept = section
-                kept.identifiers = section.identifiers.enumerated().filter { !gone.contains($0.offset) }.map(\.element)
-                next.append(kept)
+            if var gone = removals[index] {
+                gone.sort()
+                var kept: [RecordID] = []
+                kept.reserveCapacity(max(0, section.identifiers.count - gone.count))
+                var cursor = 0
+                for (item, identifier) in section.identifiers.enumerated() {
+                    if cursor < gone.count, gone[cursor] == item {
+                        while cursor < gone.count, gone[cursor] == item { cursor += 1 }
+                    } else {
+                        kept.append(identifier)
+                    }
+                }
+                next.append(RowModel.Section(name: section.name, identifiers: kept))
             } else {
                 next.append(section)
             }
@@ -152,7 +161,6 @@ struct RowModel: Equatable {
             }
             next[path.section].identifiers.insert(arriving, at: path.item)
         }
-        for moved in applied.moved { applied.removed.remove(moved.id) }
         sections = next
         reindex()
         return applied
