@@ -119,6 +119,36 @@ struct TerminalAppTests {
         try await app.waitFor("the list to close") { !$0.contains("rows 419") }
     }
 
+    @Test func sortJumpAndResize() async throws {
+        let directory = try App.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let app = try TmuxSession("'\(try App.binary.get().path)'", in: directory)
+        try await app.waitFor("rows 420")
+        let store = try Feed.openStore(at: directory.appendingPathComponent("feeds.sqlite").path)
+        let oldest = try #require(try await store.fetch(FetchRequest<Feed>(sortBy: Feed.oldestFirst, limit: 1)).first ?? nil)
+
+        // s: oldest first, sections reversed.
+        try app.press("s")
+        var screen = try await app.waitFor("oldest first")
+        #expect(listRows(screen).first?.contains(Self.start(of: oldest.title)) == true)
+        #expect(screen.split(separator: "\n").dropFirst().first?.hasPrefix("▌2025-05-02") == true)
+
+        // A date prefix jumps to its day: the day's header is at the top, its first row selected.
+        try app.press("s")
+        try await app.waitFor("newest first")
+        try app.type("2025-05-2")
+        try await app.waitFor("Go to day")
+        try app.press("Enter")
+        screen = try await app.waitFor("the jump") { $0.split(separator: "\n").dropFirst().first?.hasPrefix("▌2025-05-29") == true }
+        #expect(listRows(screen).first?.hasPrefix("▶") == true)
+
+        // The batch size follows the terminal's height.
+        try app.resize(width: 120, height: 40)
+        screen = try await app.waitFor("batch size 40")
+        #expect(screen.split(separator: "\n").count == 40)
+        try app.press("q")
+    }
+
     @Test func ctrlCCancelsAnExportAndLeavesNoFile() async throws {
         let database = try App.hundredThousand.get()
         let directory = try App.makeDirectory()

@@ -23,6 +23,8 @@ final class Browser {
         case importFinished
         /// The list changed (a change set was applied); draw it.
         case redraw
+        /// SIGTERM or SIGHUP: restore the terminal and leave.
+        case terminate
     }
 
     enum Mode: Equatable {
@@ -60,7 +62,7 @@ final class Browser {
     private var scrollToTopOnNextChange = false
     private var importTask: Task<Void, Never>?
     private var helpers: [Task<Void, Never>] = []
-    private var resizeSource: (any DispatchSourceSignal)?
+    private var signalSources: [any DispatchSourceSignal] = []
     var lastFrameText = ""
     private var isDone = false
 
@@ -101,7 +103,7 @@ final class Browser {
             terminal.leaveFullScreen()
             for task in helpers { task.cancel() }
             importTask?.cancel()
-            resizeSource?.cancel()
+            for source in signalSources { source.cancel() }
         }
         startProducers()
         render()
@@ -121,11 +123,13 @@ final class Browser {
                 post.yield(.tick)
             }
         })
-        signal(SIGWINCH, SIG_IGN)
-        let resize = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: .main)
-        resize.setEventHandler { post.yield(.resize) }
-        resize.resume()
-        resizeSource = resize
+        for (number, event) in [(SIGWINCH, Event.resize), (SIGTERM, .terminate), (SIGHUP, .terminate)] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
+            source.setEventHandler { post.yield(event) }
+            source.resume()
+            signalSources.append(source)
+        }
     }
 
     /// Reads standard input on a thread of its own (a blocking read), decoding keys.
@@ -163,6 +167,8 @@ final class Browser {
             importTask = nil
         case .redraw:
             break
+        case .terminate:
+            quit()
         }
     }
 

@@ -156,6 +156,11 @@ final class TmuxSession {
         try App.run(["tmux", "-L", server, "send-keys", "-t", name, "-l", text], in: directory)
     }
 
+    /// Resizes the terminal, as a user dragging the window.
+    func resize(width: Int, height: Int) throws {
+        try App.run(["tmux", "-L", server, "resize-window", "-t", name, "-x", "\(width)", "-y", "\(height)"], in: directory)
+    }
+
     /// The screen, as text.
     func screen() throws -> String {
         try App.run(["tmux", "-L", server, "capture-pane", "-p", "-t", name], in: directory).output
