@@ -59,8 +59,9 @@ final class Browser {
     private(set) var size: Terminal.Size
     private(set) var highlights: [RecordID: (kind: Highlight, until: Date)] = [:]
     private(set) var message: (text: String, until: Date)?
-    private var scrollToTopOnNextChange = false
     private var importTask: Task<Void, Never>?
+    /// Set while the request changes, whose difference is not highlighted.
+    private var isChangingRequest = false
     private var helpers: [Task<Void, Never>] = []
     private var signalSources: [any DispatchSourceSignal] = []
     var lastFrameText = ""
@@ -181,6 +182,8 @@ final class Browser {
         if Self.batchSize(for: newSize) != oldBatch {
             var request = source.request
             request.batchSize = Self.batchSize(for: newSize)
+            isChangingRequest = true
+            defer { isChangingRequest = false }
             do { try source.setRequest(request) } catch { show("Cannot change the batch size: \(error)") }
         }
         keepCursorVisible()
@@ -215,21 +218,18 @@ final class Browser {
                 show("Reloaded the list (\(error))")
             }
         }
-        let until = Date().addingTimeInterval(Self.highlightDuration)
-        for id in applied.inserted { highlights[id] = (.inserted, until) }
-        for id in applied.updated where highlights[id]?.kind != .inserted { highlights[id] = (.updated, until) }
+        // Highlight what a commit changed; rows that a new filter or sort brings in are not news.
+        if !isChangingRequest {
+            let until = Date().addingTimeInterval(Self.highlightDuration)
+            for id in applied.inserted { highlights[id] = (.inserted, until) }
+            for id in applied.updated where highlights[id]?.kind != .inserted { highlights[id] = (.updated, until) }
+        }
         for id in applied.removed { highlights[id] = nil }
 
         guard !model.isEmpty else {
             cursor = nil
             top = 0
             if mode == .detail { mode = .list }
-            return
-        }
-        if scrollToTopOnNextChange {
-            scrollToTopOnNextChange = false
-            cursor = IndexPath(item: 0, section: 0)
-            top = 0
             return
         }
         // The selection follows its record; if it was deleted, the row at its place is selected.
@@ -333,12 +333,15 @@ final class Browser {
         replaceRequest()
     }
 
+    /// Changes the live controller's request. The difference is delivered (and applied
+    /// to the rows) before `setRequest` returns; then the list starts from the top.
     private func replaceRequest() {
+        isChangingRequest = true
+        defer { isChangingRequest = false }
         do {
-            scrollToTopOnNextChange = true
             try source.setRequest(.feedList(filter: filter, newestFirst: newestFirst, batchSize: Self.batchSize(for: size)))
+            moveToTop()
         } catch {
-            scrollToTopOnNextChange = false
             show("Cannot change the request: \(error)")
         }
     }

@@ -152,7 +152,18 @@ struct RowModel: Equatable {
         }
         for section in change.insertedSections.sorted() {
             guard section <= next.count else { throw ApplyError.outOfRange("inserted section \(section)") }
-            next.insert(newSection(section), at: section)
+            let arriving = newSection(section)
+            next.insert(arriving, at: section)
+            // A new section's rows are new records, or records that left another section
+            // (reported there as deleted): those moved.
+            for (item, id) in arriving.identifiers.enumerated() {
+                if applied.removed.remove(id) != nil {
+                    applied.moved.append((id, IndexPath(item: item, section: section)))
+                    applied.updated.append(id)
+                } else {
+                    applied.inserted.append(id)
+                }
+            }
         }
         arrivals.sort { ($0.path.section, $0.path.item) < ($1.path.section, $1.path.item) }
         for (path, arriving) in arrivals {

@@ -6,7 +6,7 @@ import Folio
 struct GenerateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "generate",
-        abstract: "Add N realistic synthetic items (a million takes seconds), with a progress bar.",
+        abstract: "Add N realistic synthetic items, with a progress bar (a million: under a minute in a release build).",
         discussion: """
             Items are dated from now backwards, one every --spacing seconds on average (a \
             million at the default spacing covers about five years). With --json, writes a \

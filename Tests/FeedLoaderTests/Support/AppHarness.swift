@@ -107,10 +107,13 @@ enum App {
             if FileManager.default.fileExists(atPath: directory.appendingPathComponent("complete").path) {
                 return .success(database)
             }
-            // Older binaries' databases go.
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)) ?? []
-            where name.hasPrefix(prefix) {
-                try? FileManager.default.removeItem(at: FileManager.default.temporaryDirectory.appendingPathComponent(name))
+            // Older binaries' databases go, once nothing can be using them (other
+            // worktrees' test runs may share this temporary directory).
+            let temporary = FileManager.default.temporaryDirectory
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? [] where name.hasPrefix(prefix) {
+                let url = temporary.appendingPathComponent(name)
+                let modified = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date
+                if let modified, modified < Date().addingTimeInterval(-3 * 3600) { try? FileManager.default.removeItem(at: url) }
             }
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let result = try feedloader(
