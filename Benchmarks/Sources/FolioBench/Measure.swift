@@ -18,6 +18,14 @@ func cpuNow() -> UInt64 {
     return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
 }
 
+/// CPU time of the calling thread, in nanoseconds.
+@inline(__always)
+func threadCPUNow() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
+
 /// A start point in wall-clock and CPU time.
 struct Stopwatch {
     let wall = now()
