@@ -89,13 +89,13 @@ extension Bench {
                 cancelledCleanly += 1
             }
             cancel.add(watch.lap())
-            let remaining = try countAll()
-            precondition(remaining > 0)  // the store is still usable
         }
         let cancelStall = await monitor.stop()
         let cancelBusy = Double(monitor.longestGapBusy) / 1e6
         let stall = Swift.max(fullStall, cancelStall)
         let stallBusy = fullStall >= cancelStall ? fullBusy : cancelBusy
+        let remaining = try countAll()  // the store is still usable (counted on the main actor, so after the monitor stopped)
+        precondition(remaining > 0)
 
         // The same timer with nothing running, as long as the full fetch took: what the
         // shared machine does to a main actor on its own.
