@@ -9,6 +9,9 @@ final class StallMonitor {
     /// CPU time the main thread itself used during the longest gap: near zero when the
     /// thread was waiting for a core, close to the gap when the main actor was busy.
     private(set) var longestGapBusy: UInt64 = 0
+    /// The most CPU time the main thread used within any one gap: how long the main actor
+    /// itself was kept busy, whatever the machine did.
+    private(set) var longestBusy: UInt64 = 0
     private(set) var ticks = 0
     /// Wake-ups that came more than 16 ms late.
     private(set) var stalls = 0
@@ -17,6 +20,7 @@ final class StallMonitor {
     func start() {
         longestGap = 0
         longestGapBusy = 0
+        longestBusy = 0
         ticks = 0
         stalls = 0
         task = Task { @MainActor [weak self] in
@@ -30,6 +34,7 @@ final class StallMonitor {
                     self.longestGap = t - last
                     self.longestGapBusy = busy - lastBusy
                 }
+                self.longestBusy = Swift.max(self.longestBusy, busy - lastBusy)
                 self.ticks += 1
                 if t - last > 17_000_000 { self.stalls += 1 }
                 last = t
@@ -68,6 +73,7 @@ extension Bench {
         let fullLap = full.lap()
         let fullStall = await monitor.stop()
         let (fullStalls, fullTicks, fullBusy) = (monitor.stalls, monitor.ticks, Double(monitor.longestGapBusy) / 1e6)
+        let fullLongestBusy = Double(monitor.longestBusy) / 1e6
         precondition(results.count == liveIDs.count + insertedNotTracked, "background fetch read \(results.count) records")
         _ = consume results
 
@@ -92,6 +98,7 @@ extension Bench {
         }
         let cancelStall = await monitor.stop()
         let cancelBusy = Double(monitor.longestGapBusy) / 1e6
+        let busiest = Swift.max(fullLongestBusy, Double(monitor.longestBusy) / 1e6)
         let stall = Swift.max(fullStall, cancelStall)
         let stallBusy = fullStall >= cancelStall ? fullBusy : cancelBusy
         let remaining = try countAll()  // the store is still usable (counted on the main actor, so after the monitor stopped)
@@ -110,14 +117,15 @@ extension Bench {
             detail: "\(cancelledCleanly) of \(attempts) fetches ended with CancellationError, each cancelled after at least 4,096 rows had been read"))
         var stallRow = ResultRow(
             id: "backgroundFetch.stall", what: "longest main-actor stall during background fetches",
-            target: "≤ 16 ms", met: stall <= 16,
+            target: "≤ 16 ms", met: stall <= 16, metOnCPU: busiest <= 16,
             detail: String(
                 format: "a 1 ms timer on the main actor during a full background fetch (%.0f ms, %d progress steps followed on the main actor; "
                     + "%d of %d wake-ups more than 16 ms late) and the cancelled ones; during the longest stall the main thread itself ran %.1f ms "
-                    + "(the rest it waited for a core); the same timer with nothing running for as long: "
+                    + "(the rest it waited for a core), and the main thread never ran more than %.1f ms within one gap (the CPU column); the same timer with nothing running for as long: "
                     + "longest %.1f ms, %d of %d wake-ups more than 16 ms late (the machine's own noise)",
-                Double(fullLap.wall) / 1e6, steps, fullStalls, fullTicks, stallBusy, idleStall, idleStalls, idleTicks))
+                Double(fullLap.wall) / 1e6, steps, fullStalls, fullTicks, stallBusy, busiest, idleStall, idleStalls, idleTicks))
         stallRow.median = stall
+        stallRow.cpuMedian = busiest
         report.results.append(stallRow)
     }
 
