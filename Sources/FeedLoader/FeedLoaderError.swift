@@ -12,8 +12,6 @@ enum FeedLoaderError: Error, Equatable, CustomStringConvertible {
     case missingSample
     /// An output file could not be written.
     case cannotWrite(String, reason: String)
-    /// A command-line value that makes no sense.
-    case invalidArgument(String)
 
     var description: String {
         switch self {
@@ -27,8 +25,6 @@ enum FeedLoaderError: Error, Equatable, CustomStringConvertible {
             "The sample feed is missing from FeedLoader's resources (sample-feed.json)"
         case .cannotWrite(let name, let reason):
             "Cannot write \(name): \(reason)"
-        case .invalidArgument(let text):
-            text
         }
     }
 }
