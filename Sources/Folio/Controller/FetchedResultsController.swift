@@ -45,8 +45,14 @@ public final class FetchedResultsController<R: Record> {
     public var sectionIndexTitle: @MainActor (String) -> String? = { name in
         name.first.map { String($0).uppercased() }
     } {
-        didSet { sectionInfos = nil }
+        didSet {
+            sectionInfos = nil
+            sectionNames = [:]
+        }
     }
+
+    /// Name and index title by section value: computed once per section, not per change.
+    private var sectionNames: [DatabaseValue: (name: String, indexTitle: String?)] = [:]
 
     /// What the last ``performFetch()`` did with the persistent cache.
     public private(set) var lastCacheOutcome: SectionCache.Outcome = .notUsed
@@ -301,7 +307,7 @@ public final class FetchedResultsController<R: Record> {
     }
 
     private func deliver(_ change: ChangeSet, newState: ResultsState) {
-        let oldSections = sections
+        let oldSections = delegate == nil ? [] : sections
         setPresented(newState)
         for continuation in subscribers.values { continuation.yield(change) }
         guard let delegate else {
@@ -389,10 +395,18 @@ public final class FetchedResultsController<R: Record> {
         var infos: [SectionInfo] = []
         infos.reserveCapacity(presented.runs.count)
         var offset = 0
+        if sectionNames.count > 4 * presented.runs.count + 64 { sectionNames = [:] }
         for run in presented.runs {
-            let name = presented.sectioned ? (sectionKey?.name(of: run.value) ?? "") : ""
+            let label: (name: String, indexTitle: String?)
+            if let known = sectionNames[run.value] {
+                label = known
+            } else {
+                let name = presented.sectioned ? (sectionKey?.name(of: run.value) ?? "") : ""
+                label = (name, sectionIndexTitle(name))
+                sectionNames[run.value] = label
+            }
             infos.append(SectionInfo(
-                name: name, indexTitle: sectionIndexTitle(name), numberOfObjects: run.count,
+                name: label.name, indexTitle: label.indexTitle, numberOfObjects: run.count,
                 offset: offset, isNil: presented.sectioned && run.value.isNull))
             offset += run.count
         }
