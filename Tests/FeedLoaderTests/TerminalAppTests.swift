@@ -30,20 +30,25 @@ struct TerminalAppTests {
         #expect(opened.batches == 1, "one screen needs one batch")
         #expect(opened.records <= 30)
 
+        // Titles repeat (they are generated): wait for the oldest item's day as well.
+        let oldestDay = DayFormat.dayTitle(DayFormat.dayName(oldest.published))
         try app.press("G")
-        screen = try await app.waitFor(Self.start(of: oldest.title))
-        let rows = listRows(screen)
-        #expect(rows.last?.contains(Self.start(of: oldest.title)) == true, "the oldest item is the last row")
-        #expect(rows.last?.hasPrefix("▶") == true, "and it is selected")
-        #expect(screen.contains(DayFormat.dayTitle(DayFormat.dayName(oldest.published))), "under its day's sticky header")
+        screen = try await app.waitFor("the oldest item at the bottom") { screen in
+            screen.contains("▌" + oldestDay) && listRows(screen).last?.contains(Self.start(of: oldest.title)) == true
+        }
+        #expect(listRows(screen).last?.hasPrefix("▶") == true, "the oldest item is the last row, selected")
         let bottom = try #require(StatusLine(screen))
         #expect(bottom.batches <= 3, "only the batches on screen were loaded")
         #expect(bottom.records <= 90, "\(bottom.records) records of 100,000")
 
         try app.press("PPage")
-        try await app.waitFor("a page up") { StatusLine($0).map { $0.batches > bottom.batches } ?? false || $0 != screen }
+        let previous = screen
+        try await app.waitFor("a page up") { listRows($0).last != listRows(previous).last }
         try app.press("g")
-        screen = try await app.waitFor(Self.start(of: newest.title))
+        let newestDay = DayFormat.dayTitle(DayFormat.dayName(newest.published))
+        screen = try await app.waitFor("the newest item at the top") { screen in
+            screen.contains("▌" + newestDay) && listRows(screen).first?.contains(Self.start(of: newest.title)) == true
+        }
         #expect(listRows(screen).first?.hasPrefix("▶") == true)
         try app.press("q")
     }
