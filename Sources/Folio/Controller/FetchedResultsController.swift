@@ -214,16 +214,21 @@ public final class FetchedResultsController<R: Record> {
             sectionKey: sectionKey?.description ?? "-")
     }
 
-    private func finish(_ plan: LoadPlan, _ loaded: (ResultsState, SectionCache.Outcome, Int64)) -> (ResultsState, ResultsTracker?) {
+    /// Installs what was read. The tracker it returns with `catchUp` saw commits while the
+    /// state was read: run its ``ResultsTracker/catchUp(_:)`` on the writer's queue now
+    /// (their change set is delivered after this state), not at a next commit that may
+    /// never come.
+    private func finish(_ plan: LoadPlan, _ loaded: (ResultsState, SectionCache.Outcome, Int64))
+        -> (state: ResultsState, tracker: ResultsTracker?, catchUp: ResultsTracker?) {
         let (full, outcome, token) = loaded
-        plan.tracker?.install(full)
+        let needsCatchUp = plan.tracker?.install(full) ?? false
         lastCacheOutcome = outcome
         if let cacheURL = plan.cacheURL, outcome != .reused {
             scheduleCacheWrite(full, fingerprint: plan.fingerprint, token: token, to: cacheURL, delay: false)
         }
         let query = plan.query
         let presentedState = query.isWindowed ? full.window(offset: query.offset ?? 0, limit: query.limit) : full
-        return (presentedState, plan.tracker)
+        return (presentedState, plan.tracker, needsCatchUp ? plan.tracker : nil)
     }
 
     private func abandon(_ plan: LoadPlan) {
@@ -236,7 +241,9 @@ public final class FetchedResultsController<R: Record> {
     private func load(_ request: FetchRequest<R>) throws -> (ResultsState, ResultsTracker?) {
         let plan = try plan(request)
         do {
-            return finish(plan, try store.readSync { db in try plan.read(db) })
+            let loaded = finish(plan, try store.readSync { db in try plan.read(db) })
+            if let tracker = loaded.catchUp { try store.onWriterQueue { db in tracker.catchUp(db) } }
+            return (loaded.state, loaded.tracker)
         } catch {
             abandon(plan)
             throw error
@@ -246,7 +253,9 @@ public final class FetchedResultsController<R: Record> {
     private func loadAsync(_ request: FetchRequest<R>) async throws -> (ResultsState, ResultsTracker?) {
         let plan = try plan(request)
         do {
-            return finish(plan, try await store.read { db in try plan.read(db) })
+            let loaded = finish(plan, try await store.read { db in try plan.read(db) })
+            if let tracker = loaded.catchUp { try await store.onWriterQueue { db in tracker.catchUp(db) } }
+            return (loaded.state, loaded.tracker)
         } catch {
             abandon(plan)
             throw error

@@ -69,14 +69,23 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         query.isWindowed ? full.window(offset: query.offset ?? 0, limit: query.limit) : full
     }
 
-    /// Installs the state the controller fetched. Commits seen since subscribing are
-    /// re-examined with the next commit (they may or may not be in the fetched state).
-    func install(_ full: ResultsState) {
+    /// Installs the state the controller fetched. Returns whether commits arrived since
+    /// subscribing: they may or may not be in the fetched state, and no later commit may
+    /// come to bring them in, so the caller must run ``catchUp(_:)`` on the writer's queue.
+    func install(_ full: ResultsState) -> Bool {
         let maxID = full.ids.maximum
-        state.withLock {
-            $0.full = full
-            $0.maxID = maxID
+        return state.withLock { s in
+            s.full = full
+            s.maxID = maxID
+            return !s.pending.isEmpty
         }
+    }
+
+    /// Re-examines the rows of the commits that arrived while the installed state was
+    /// being read, at the database's current state, and delivers what changed. Runs on
+    /// the writer's queue, like a commit.
+    func catchUp(_ db: Database) {
+        didCommit(changedRowIDs: [], in: db)
     }
 
     var serial: UInt64 { state.withLock { $0.serial } }
@@ -100,6 +109,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
                 changed.formUnion(s.pending)
                 s.pending = []
             }
+            guard !changed.isEmpty else { return nil }
             do {
                 let (new, change) = try Self.inReadTransaction(db) { try apply(changed, to: old, maxID: s.maxID, db) }
                 s.full = new

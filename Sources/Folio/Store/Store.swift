@@ -277,6 +277,20 @@ public final class Store: Sendable {
         return try folio { try writer.read { db in try marked { try body(db) } } }
     }
 
+    /// Runs `body` on the writer's queue, outside any transaction, after the write in
+    /// progress (if any) ends.
+    func onWriterQueue(_ body: (Database) throws -> Void) throws {
+        try requireOpen()
+        try folio { try writer.writeWithoutTransaction { db in try marked { try body(db) } } }
+    }
+
+    /// Runs `body` on the writer's queue, outside any transaction, without blocking the
+    /// caller's thread.
+    func onWriterQueue(_ body: @escaping @Sendable (Database) throws -> Void) async throws {
+        try requireOpen()
+        try await folio { try await writer.writeWithoutTransaction { db in try self.marked { try body(db) } } }
+    }
+
     // MARK: Writes
 
     /// Runs `body` in one write transaction, committed when it returns and rolled back

@@ -88,3 +88,54 @@ extension RegressionTests {
         #expect(model == (try freshModel(controller)))
     }
 }
+
+extension RegressionTests {
+    /// A commit that lands after performFetch's read began but before the controller
+    /// installs what it read used to be held back until the next commit: with no next
+    /// commit the controller showed stale results for ever, and `waitForChanges()` did
+    /// not wait for it. The SQL log's sink commits exactly in that window.
+    @Test(arguments: [false, true])
+    func aCommitDuringPerformFetchIsNotLost(async: Bool) async throws {
+        let store = try Store.temporary(records: [Article.self])
+        try seed(store, count: 5)
+        let armed = Locked(true)
+        store.diagnostics.logSQL { [store] line in
+            guard line.contains("ORDER BY"), armed.withLock({ let was = $0; $0 = false; return was }) else { return }
+            // Inside performFetch's read, on the reader's queue: another connection commits
+            // (from another thread, since this one is inside a store closure).
+            let done = DispatchSemaphore(value: 0)
+            Thread {
+                try? store.write { tx in
+                    var late = Article(title: "late", score: 2)
+                    try tx.insert(&late)
+                }
+                done.signal()
+            }.start()
+            done.wait()
+        }
+        let controller = FetchedResultsController(Self.request(), store: store)
+        let recorder = EventRecorder()
+        controller.delegate = recorder
+        if async { try await controller.performFetch() } else { try Self.fetch(controller) }
+        #expect(!armed.current, "the write ran inside the fetch")
+        var model = TableViewModel(controller.snapshot)
+        await controller.waitForChanges()
+        for change in recorder.changeSets { try model.apply(change, dataSource: controller.snapshot) }
+        #expect(controller.snapshot.numberOfItems == 6)
+        #expect(model == (try freshModel(controller)))
+        // The same on a live controller whose request changes.
+        armed.withLock { $0 = true }
+        let change = try controller.setRequest(Self.request([SortDescriptor(\.score, order: .reverse)]))
+        #expect(!armed.current, "the write ran inside the fetch")
+        try model.apply(change, dataSource: controller.snapshot)
+        await controller.waitForChanges()
+        for change in recorder.changeSets.dropFirst(recorder.changeSets.firstIndex(of: change)! + 1) {
+            try model.apply(change, dataSource: controller.snapshot)
+        }
+        #expect(controller.snapshot.numberOfItems == 7)
+        #expect(model == (try freshModel(controller)))
+    }
+
+    /// The synchronous performFetch, from async code.
+    static func fetch(_ controller: FetchedResultsController<Article>) throws { try controller.performFetch() }
+}
