@@ -37,6 +37,11 @@ let package = Package(
             exclude: ["README-section.md"],
             resources: [.copy("Resources/sample-feed.json")],
             swiftSettings: strict),
+        // A child process the crash-safety tests kill at random points.
+        .executableTarget(
+            name: "FolioCrashImporter",
+            dependencies: ["Folio"],
+            swiftSettings: strict),
         .testTarget(
             name: "FolioTests",
             dependencies: [

@@ -1,0 +1,90 @@
+// A child process for Folio's crash-safety tests: it imports into a store in
+// transactions, forever, and is killed with SIGKILL at random points by the test.
+//
+//     FolioCrashImporter <store path>
+//
+// Each transaction `b` inserts `CrashBatch.size(b)` items tagged with batch `b` and
+// sequence 0..<size, with category "new", and marks every item of batch `b - 1` "seen".
+// After each commit it prints `committed <b>`. Every fourth batch it refetches a
+// controller with the persistent section cache "crash" (rebuilt and rewritten, since
+// the store changed), waits for the cache file, prints `cache <b>` and pauses briefly,
+// so that some kills land while the cache is valid. Lines are flushed one by one.
+import Foundation
+import Folio
+
+/// The record the crash tests import (the tests declare the same entity).
+struct CrashItem: Record {
+    var id: RecordID?
+    var batch = 0
+    var sequence = 0
+    var title = ""
+    var category: String? = nil
+
+    static let entity = Entity<CrashItem>("item", [
+        Attribute(\.batch, indexed: true),
+        Attribute(\.sequence),
+        Attribute(\.title),
+        Attribute(\.category),
+    ])
+}
+
+/// Batch sizes: mostly small, every tenth large enough to spill the WAL and checkpoint.
+enum CrashBatch {
+    static func size(_ batch: Int) -> Int { batch % 10 == 0 ? 1_500 : 40 + batch % 11 }
+}
+
+/// One line to standard output, unbuffered: once printed, the parent sees it.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+guard CommandLine.arguments.count == 2 else {
+    FileHandle.standardError.write(Data("usage: FolioCrashImporter <store path>\n".utf8))
+    exit(2)
+}
+let path = CommandLine.arguments[1]
+do {
+    let store = try Store(path: path, records: [CrashItem.self])
+    var next = (try store.read { db in try Int.fetchOne(db, sql: "SELECT MAX(batch) FROM item") } ?? 0) + 1
+    let request = FetchRequest<CrashItem>(sortBy: [SortDescriptor(\.batch, order: .reverse), SortDescriptor(\.sequence)])
+    let controller = FetchedResultsController(request, store: store, sectionBy: .attribute(\.batch), cacheName: "crash")
+    try controller.performFetch()
+    await controller.flushCache()
+    say("ready \(next - 1) \(controller.lastCacheOutcome)")
+    while next <= 100_000 {
+        let batch = next
+        if batch % 3 == 0 {
+            // Raw SQL on the escape hatch, one statement for the whole batch.
+            try store.write { tx in
+                try tx.database.execute(sql: """
+                    WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
+                    INSERT INTO item (batch, sequence, title, category) SELECT ?, i, 'item ' || i, 'new' FROM n
+                    """, arguments: [CrashBatch.size(batch), batch])
+                try tx.database.execute(sql: "UPDATE item SET category = 'seen' WHERE batch = ?", arguments: [batch - 1])
+            }
+        } else {
+            try store.write { tx in
+                for sequence in 0..<CrashBatch.size(batch) {
+                    var item = CrashItem()
+                    item.batch = batch
+                    item.sequence = sequence
+                    item.title = "item \(sequence)"
+                    item.category = "new"
+                    try tx.insert(&item)
+                }
+                try tx.database.execute(sql: "UPDATE item SET category = 'seen' WHERE batch = ?", arguments: [batch - 1])
+            }
+        }
+        say("committed \(batch)")
+        if batch % 4 == 0 {
+            try controller.performFetch()
+            await controller.flushCache()
+            say("cache \(batch) \(controller.lastCacheOutcome)")
+            try await Task.sleep(for: .milliseconds(15))
+        }
+        next += 1
+    }
+} catch {
+    FileHandle.standardError.write(Data("FolioCrashImporter: \(error)\n".utf8))
+    exit(1)
+}

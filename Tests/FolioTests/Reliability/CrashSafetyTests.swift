@@ -1,0 +1,236 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Folio
+
+/// The record FolioCrashImporter imports (the same entity, declared again here).
+struct CrashItem: Folio.Record {
+    var id: RecordID?
+    var batch = 0
+    var sequence = 0
+    var title = ""
+    var category: String? = nil
+
+    static let entity = Entity<CrashItem>("item", [
+        Attribute(\.batch, indexed: true),
+        Attribute(\.sequence),
+        Attribute(\.title),
+        Attribute(\.category),
+    ])
+}
+
+/// The importer's batch sizes (Sources/FolioCrashImporter/main.swift).
+enum CrashBatch {
+    static func size(_ batch: Int) -> Int { batch % 10 == 0 ? 1_500 : 40 + batch % 11 }
+}
+
+/// A child process importing in transactions is killed with SIGKILL at random points,
+/// many times. After each kill the store opens, passes `PRAGMA integrity_check`, holds
+/// every committed transaction whole and no partial one, and a controller fetches it
+/// correctly; the persistent section cache the child keeps is reused only when still
+/// valid, and a controller using it always equals a fresh uncached fetch.
+///
+/// `FOLIO_SOAK=1` kills 200 times instead of 24; `FOLIO_CRASH_SEED` replays a schedule.
+@Suite("Crash safety")
+struct CrashSafetyTests {
+    static var importer: URL? {
+        var candidates: [URL] = []
+        if let path = ProcessInfo.processInfo.environment["FOLIO_CRASH_IMPORTER"] { candidates.append(URL(fileURLWithPath: path)) }
+        let test = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = test.deletingLastPathComponent()
+        for _ in 0..<4 {  // the binary sits beside the test bundle (or above it on Apple platforms)
+            candidates.append(directory.appendingPathComponent("FolioCrashImporter"))
+            directory = directory.deletingLastPathComponent()
+        }
+        if let executable = Bundle.main.executableURL {
+            candidates.append(executable.deletingLastPathComponent().appendingPathComponent("FolioCrashImporter"))
+        }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }
+
+    /// The complete lines of a file a child writes its standard output to. (A file, not a
+    /// pipe: a pipe's readability handler uses a dispatch source, and closing the pipe of a
+    /// killed child under it has crashed libdispatch's event loop on Linux.)
+    static func lines(of url: URL) -> [String] {
+        guard let data = try? Data(contentsOf: url) else { return [] }
+        var lines = String(decoding: data, as: UTF8.self).components(separatedBy: "\n")
+        lines.removeLast()  // an unfinished line, or "" after the last newline
+        return lines
+    }
+
+    enum KillPoint: String { case startup, midImport, rightAfterCacheWrite, rightAfterACommitWithoutCacheWrite }
+
+    struct Tally {
+        var kills = 0
+        var killsAfterACommit = 0
+        var batchesCommitted = 0
+        var unprintedCommitsFound = 0
+        var cacheReused = 0
+        var cacheRebuilt = 0
+        /// Rounds where the cache on disk was known stale (so reuse would have been wrong).
+        var knownStale = 0
+        /// Rounds killed right after a valid cache write (so reuse was required).
+        var knownValid = 0
+    }
+
+    @Test func importerKilledAtRandomPoints() async throws {
+        let importer = try #require(Self.importer, "FolioCrashImporter was not built next to the tests (swift build builds it)")
+        let seed = UInt64(environmentInt("FOLIO_CRASH_SEED") ?? Int.random(in: 0..<1_000_000))
+        var rng = SplitMix64(seed: seed)
+        let kills = isSoak ? 200 : 24
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-crash-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("import.sqlite").path
+
+        var tally = Tally()
+        var highestPrinted = 0
+        for round in 1...kills {
+            let point: KillPoint = round == 1 ? .midImport : {
+                let roll = Double.random(in: 0..<1, using: &rng)
+                return roll < 0.15 ? .startup : roll < 0.4 ? .rightAfterCacheWrite : roll < 0.6 ? .rightAfterACommitWithoutCacheWrite : .midImport
+            }()
+            let delay = Int.random(in: 0..<250, using: &rng)
+            let context = "crash seed \(seed), round \(round), kill point \(point), delay \(delay) ms (replay: FOLIO_CRASH_SEED=\(seed))"
+
+            // Run the child and kill it.
+            let process = Process()
+            process.executableURL = importer
+            process.arguments = [path]
+            let outputURL = directory.appendingPathComponent("round-\(round).out")
+            let errorURL = directory.appendingPathComponent("round-\(round).err")
+            _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+            let stdout = try FileHandle(forWritingTo: outputURL), stderr = try FileHandle(forWritingTo: errorURL)
+            defer { try? stdout.close(); try? stderr.close() }
+            process.standardOutput = stdout
+            process.standardError = stderr
+            try process.run()
+            /// Waits until the lines printed satisfy `condition`; false if the child stopped or 30 s passed.
+            func waitUntil(_ condition: ([String]) -> Bool) async throws -> Bool {
+                let deadline = ContinuousClock.now + .seconds(30)
+                while ContinuousClock.now < deadline && process.isRunning {
+                    if condition(Self.lines(of: outputURL)) { return true }
+                    try await Task.sleep(for: .milliseconds(1))
+                }
+                return false
+            }
+            func isReady(_ lines: [String]) -> Bool { lines.first?.hasPrefix("ready") == true }
+            switch point {
+            case .startup:
+                try await Task.sleep(for: .milliseconds(delay))
+            case .midImport:
+                let ready = try await waitUntil(isReady)
+                #expect(ready, "the importer never became ready — \(context)")
+                try await Task.sleep(for: .milliseconds(delay / 2))
+            case .rightAfterACommitWithoutCacheWrite:
+                // The last line says a batch that is not a multiple of 4 was committed: no
+                // cache write follows it.
+                let committed = try await waitUntil { lines in
+                    isReady(lines) && lines.last.flatMap { $0.hasPrefix("committed ") ? Int($0.dropFirst(10)) : nil }.map { $0 % 4 != 0 } == true
+                }
+                #expect(committed, "the importer never committed — \(context)")
+            case .rightAfterCacheWrite:
+                let cached = try await waitUntil { lines in isReady(lines) && lines.dropFirst().contains { $0.hasPrefix("cache") } }
+                #expect(cached, "the importer never wrote its cache — \(context)")
+            }
+            let wasRunning = process.isRunning
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let errors = (try? String(contentsOf: errorURL, encoding: .utf8)) ?? ""
+            try #require(wasRunning && process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL,
+                         "the importer ended by itself (status \(process.terminationStatus)): \(errors) — \(context)")
+            tally.kills += 1
+
+            let lines = Self.lines(of: outputURL)
+            let printed = lines.compactMap { line -> Int? in
+                line.hasPrefix("committed ") ? Int(line.dropFirst("committed ".count)) : nil
+            }
+            if !printed.isEmpty { tally.killsAfterACommit += 1 }
+            let before = highestPrinted
+            highestPrinted = max(highestPrinted, printed.max() ?? 0)
+            #expect(printed == Array(printed.indices.map { (printed.first ?? 0) + $0 }), "commits out of order: \(printed) — \(context)")
+
+            // After the kill.
+            let store = try Store(path: path, records: [CrashItem.self])
+            let integrity = try store.readSync { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+            #expect(integrity == ["ok"], "\(context)")
+            let batches = try store.readSync { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT batch, COUNT(*), MIN(sequence), MAX(sequence), COUNT(DISTINCT sequence),
+                           SUM(category = 'new'), SUM(category = 'seen')
+                    FROM item GROUP BY batch ORDER BY batch
+                    """)
+            }
+            let numbers = batches.map { $0[0] as Int }
+            let last = numbers.last ?? 0
+            // Every committed transaction is there, whole; nothing else is.
+            #expect(numbers == Array(stride(from: 1, through: last, by: 1)), "batches missing: \(numbers.count) of \(last) — \(context)")
+            #expect(last == highestPrinted || last == highestPrinted + 1,
+                    "the store ends at batch \(last), the importer printed up to \(highestPrinted) — \(context)")
+            if last == highestPrinted + 1 { tally.unprintedCommitsFound += 1 }
+            for row in batches {
+                let batch: Int = row[0], size = CrashBatch.size(batch)
+                let complete = (row[1] as Int) == size && (row[2] as Int) == 0 && (row[3] as Int) == size - 1 && (row[4] as Int) == size
+                #expect(complete, "batch \(batch) is partial: \(row) — \(context)")
+                // The next transaction's update of this batch is all-or-nothing too.
+                let expectedNew = batch == last ? size : 0
+                #expect((row[5] as Int) == expectedNew && (row[6] as Int) == size - expectedNew, "batch \(batch) half updated: \(row) — \(context)")
+            }
+            tally.batchesCommitted = last
+
+            // Controllers over it, on the main actor.
+            let outcome = try await Self.checkControllers(
+                store, numbers: numbers, expectedIDs: try store.readSync { db in
+                    try Int64.fetchAll(db, sql: "SELECT id FROM item ORDER BY batch DESC, sequence, id")
+                }, context: context)
+            let committedThisRound = last > before
+            if committedThisRound && last % 4 != 0 { tally.knownStale += 1 }
+            let killedRightAfterValidWrite = point == .rightAfterCacheWrite && lines.last?.hasPrefix("cache \(last) ") == true
+            if killedRightAfterValidWrite { tally.knownValid += 1 }
+            switch outcome {
+            case .reused:
+                tally.cacheReused += 1
+                // The child writes its cache only after batches that are multiples of 4: a
+                // later commit of this round left it stale, so it must not be reused.
+                #expect(!(committedThisRound && last % 4 != 0), "a stale cache was reused (store at batch \(last)) — \(context)")
+            case .rebuilt:
+                tally.cacheRebuilt += 1
+                // Killed in the pause right after the child wrote a valid cache: it must be reused.
+                if killedRightAfterValidWrite {
+                    Issue.record("a valid cache was not reused: \(outcome) — \(context)")
+                }
+            case .notUsed:
+                Issue.record("a controller with a cache name did not use the cache — \(context)")
+            }
+        }
+        #expect(tally.kills == kills)
+        #expect(tally.killsAfterACommit >= kills / 2, "most kills land while importing: \(tally)")
+        #expect(tally.batchesCommitted > kills, "\(tally)")
+        #expect(tally.cacheReused > 0 && tally.cacheRebuilt > 0, "both cache paths taken: \(tally)")
+        #expect(tally.knownStale > 0 && tally.knownValid > 0, "both cache checks exercised: \(tally)")
+        print("crash safety (seed \(seed)): \(tally)")
+    }
+
+    /// A sectioned controller fetches exactly what SQL returns, and a controller with the
+    /// child's cache name equals it, whatever it did with the cache (returned).
+    @MainActor
+    static func checkControllers(_ store: Store, numbers: [Int], expectedIDs: [Int64], context: String) async throws -> SectionCache.Outcome {
+        var request = Folio.FetchRequest<CrashItem>(sortBy: [SortDescriptor(\.batch, order: .reverse), SortDescriptor(\.sequence)])
+        request.batchSize = 100
+        let plain = FetchedResultsController(request, store: store, sectionBy: .attribute(\.batch))
+        try await plain.performFetch()
+        #expect(plain.snapshot.identifiers.map(\.rawValue) == expectedIDs, "\(context)")
+        #expect(plain.sections.map(\.name) == numbers.reversed().map(String.init), "\(context)")
+        #expect(plain.sections.map(\.numberOfObjects) == numbers.reversed().map(CrashBatch.size), "\(context)")
+        if let first = plain.object(at: IndexPath(item: 0, section: 0)) {
+            #expect(first.batch == numbers.last && first.sequence == 0, "\(context)")
+        }
+        let cached = FetchedResultsController(request, store: store, sectionBy: .attribute(\.batch), cacheName: "crash")
+        try await cached.performFetch()
+        #expect(cached.snapshot == plain.snapshot, "the cached controller differs from a fresh fetch (\(cached.lastCacheOutcome)) — \(context)")
+        #expect(cached.sections == plain.sections, "\(context)")
+        await cached.flushCache()
+        return cached.lastCacheOutcome
+    }
+}
