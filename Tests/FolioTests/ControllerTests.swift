@@ -439,4 +439,52 @@ struct ControllerTests {
         }
         #expect(try store.count(FetchRequest<Article>()) == 3, "the store stays usable")
     }
+
+    @Test func loadedRecordsTheCommitDidNotTouchAreKept() async throws {
+        try seed(store, count: 100)
+        let controller = FetchedResultsController(request(), store: store)
+        let changes = RecordingDelegate()
+        controller.delegate = changes
+        try await controller.performFetch()
+        #expect(controller.object(at: IndexPath(item: 3, section: 0))?.score == 3)
+        let far = controller.identifier(at: IndexPath(item: 90, section: 0))
+        var model = TableViewModel(controller.snapshot)
+        store.diagnostics.resetCounters()
+        _ = try await step(controller, &model, changes) { tx in
+            try tx.database.execute(sql: "UPDATE article SET isRead = 1 WHERE id = ?", arguments: [far.rawValue])
+        }
+        #expect(controller.object(at: IndexPath(item: 3, section: 0))?.score == 3)
+        #expect(store.diagnostics.counters.batchesLoaded == 0, "the visible batch was not read again")
+        // A batch holding the changed record is read again, with its new values.
+        #expect(controller.object(at: IndexPath(item: 90, section: 0))?.isRead == true)
+        #expect(store.diagnostics.counters.batchesLoaded == 1)
+    }
+
+    @Test func updatesCarryTheSnapshotTheyLeadTo() async throws {
+        try seed(store, count: 5)
+        let controller = FetchedResultsController(request(), store: store)
+        let updates = controller.updates
+        try await controller.performFetch()
+        try writeSync(store) { tx in var a = Article(title: "a", score: 100); try tx.insert(&a) }
+        try writeSync(store) { tx in var b = Article(title: "b", score: 200); try tx.insert(&b) }
+        await controller.waitForChanges()
+        var seen: [Int] = []
+        for await update in updates {
+            seen.append(update.snapshot.numberOfItems)
+            if seen.count == 2 { break }
+        }
+        #expect(seen == [6, 7], "each change set comes with its own state, not the controller's latest")
+    }
+
+    @Test func daySectionsIndexByMonthByDefault() async throws {
+        try seed(store, count: 24 * 40, categories: [])  // 40 days from 1970-01-01
+        var r = FetchRequest<Article>(sortBy: [SortDescriptor(\.published)])
+        r.batchSize = 10
+        let controller = FetchedResultsController(r, store: store, sectionBy: .day(\.published))
+        try await controller.performFetch()
+        #expect(controller.sectionIndexTitles == ["1970-01", "1970-02"])
+        #expect(controller.section(forSectionIndexTitle: "1970-02", at: 1) == 31)
+        controller.sectionIndexTitle = { String($0.suffix(2)) }
+        #expect(controller.sections[0].indexTitle == "01")
+    }
 }

@@ -84,3 +84,11 @@ public struct ChangeSet: Sendable, Equatable, CustomStringConvertible {
         return "ChangeSet(\(parts.joined(separator: " ")))"
     }
 }
+
+/// A change set and the snapshot it leads to (see ``FetchedResultsController/updates``).
+public struct ControllerUpdate: Sendable {
+    /// What changed.
+    public let changes: ChangeSet
+    /// The sections and identifiers after the change.
+    public let snapshot: Snapshot
+}

@@ -39,12 +39,11 @@ public final class FetchedResultsController<R: Record> {
     public weak var delegate: (any FetchedResultsControllerDelegate<R>)? {
         didSet { startTrackingIfNeeded() }
     }
-    /// The index title of a section name: by default its first character, capitalized
-    /// (what `sectionIndexTitle(forSectionName:)` returns in the original). Return `nil`
-    /// to leave a section out of the index.
-    public var sectionIndexTitle: @MainActor (String) -> String? = { name in
-        name.first.map { String($0).uppercased() }
-    } {
+    /// The index title of a section name, `nil` to leave the section out of the index
+    /// (what subclasses override `sectionIndexTitle(forSectionName:)` for in the original).
+    /// When not set: the month (`YYYY-MM`) of `.day` sections, and otherwise the name's
+    /// first character, capitalized, as in the original.
+    public var sectionIndexTitle: (@MainActor (String) -> String?)? = nil {
         didSet {
             sectionInfos = nil
             sectionNames = [:]
@@ -86,15 +85,16 @@ public final class FetchedResultsController<R: Record> {
         if let tracker { store.hub.unsubscribe(tracker) }
         deliveryTask?.cancel()
         for continuation in subscribers.values { continuation.finish() }
+        for continuation in updateSubscribers.values { continuation.finish() }
     }
 
     /// How the controller follows the store now.
     public var trackingMode: TrackingMode {
-        guard delegate != nil || !subscribers.isEmpty else { return .none }
+        guard wantsTracking else { return .none }
         return cacheName == nil ? .memory : .persistent
     }
 
-    private var wantsTracking: Bool { delegate != nil || !subscribers.isEmpty }
+    private var wantsTracking: Bool { delegate != nil || !subscribers.isEmpty || !updateSubscribers.isEmpty }
 
     // MARK: Fetching
 
@@ -143,7 +143,11 @@ public final class FetchedResultsController<R: Record> {
             setPresented(state)
             return ChangeSet()
         }
-        let change = ResultsTracker.limitReload(ChangeSetBuilder.diff(old: old, new: state, changed: nil))
+        // Past 100,000 rows a request change is a reload: the difference would take
+        // longer to compute (on the main actor) than a table view takes to reload.
+        let change = old.ids.count + state.ids.count > 100_000
+            ? ChangeSet.reload
+            : ResultsTracker.limitReload(ChangeSetBuilder.diff(old: old, new: state, changed: nil))
         deliver(change, newState: state)
         return change
     }
@@ -299,7 +303,7 @@ public final class FetchedResultsController<R: Record> {
                 return
             }
         }
-        deliver(delivery.change, newState: delivery.state)
+        deliver(delivery.change, newState: delivery.state, changed: delivery.changed)
         if let token = delivery.token, let cacheName, let url = try? SectionCache.url(forName: cacheName, in: store),
            let (query, _) = try? validatedQuery(fetchRequest), !query.isWindowed {
             scheduleCacheWrite(delivery.state, fingerprint: fingerprint(query), token: token, to: url, delay: true)
@@ -315,10 +319,16 @@ public final class FetchedResultsController<R: Record> {
         for waiter in ready { waiter.resume() }
     }
 
-    private func deliver(_ change: ChangeSet, newState: ResultsState) {
+    private func deliver(_ change: ChangeSet, newState: ResultsState, changed: Set<Int64>? = nil) {
         let oldSections = delegate == nil ? [] : sections
+        let held = changed.flatMap { changed in results?.loader.heldRecords(excluding: changed) } ?? [:]
         setPresented(newState)
+        inheritedRecords = held
         for continuation in subscribers.values { continuation.yield(change) }
+        if !updateSubscribers.isEmpty {
+            let update = ControllerUpdate(changes: change, snapshot: snapshot)
+            for continuation in updateSubscribers.values { continuation.yield(update) }
+        }
         guard let delegate else {
             oldState = nil
             return
@@ -360,7 +370,11 @@ public final class FetchedResultsController<R: Record> {
         presented = state
         sectionInfos = nil
         results = nil
+        inheritedRecords = [:]
     }
+
+    /// Records the previous results had loaded and the last commit did not touch.
+    private var inheritedRecords: [Int64: R] = [:]
 
     private func identifier(in state: ResultsState?, at path: IndexPath, sections: [SectionInfo]) -> RecordID {
         guard let state else { return RecordID(0) }
@@ -371,6 +385,9 @@ public final class FetchedResultsController<R: Record> {
 
     /// Every change set from now on, one per commit that changed the results, in commit
     /// order. Each access returns a new sequence; iterating it starts tracking.
+    ///
+    /// The controller does not wait for consumers: when reading its state while handling a
+    /// change set, use ``updates``, which delivers the matching snapshot with it.
     public var changes: AsyncStream<ChangeSet> {
         let (stream, continuation) = AsyncStream.makeStream(of: ChangeSet.self)
         let key = UUID()
@@ -382,6 +399,25 @@ public final class FetchedResultsController<R: Record> {
         return stream
     }
 
+    /// Every change set from now on with the snapshot it leads to, one per commit that
+    /// changed the results, in commit order.
+    ///
+    /// Prefer this to ``changes`` when the consumer may run behind: by the time it reads a
+    /// change set, the controller may have applied later ones, but the snapshot delivered
+    /// with it is the state that change set produced.
+    public var updates: AsyncStream<ControllerUpdate> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ControllerUpdate.self)
+        let key = UUID()
+        updateSubscribers[key] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { @MainActor in self?.updateSubscribers[key] = nil }
+        }
+        startTrackingIfNeeded()
+        return stream
+    }
+
+    private var updateSubscribers: [UUID: AsyncStream<ControllerUpdate>.Continuation] = [:]
+
     // MARK: Reading the results
 
     /// The results, lazily loaded in batches of the request's batch size; `nil` before
@@ -392,7 +428,9 @@ public final class FetchedResultsController<R: Record> {
         let batchSize = fetchRequest.batchSize > 0 ? fetchRequest.batchSize : Swift.max(1, presented.ids.count)
         let made = FetchedResults(loader: BatchLoader<R>(
             store: store, identifiers: presented.ids, batchSize: batchSize,
-            maxBatches: fetchRequest.batchSize > 0 ? fetchRequest.maxBatchesInMemory : 1))
+            maxBatches: fetchRequest.batchSize > 0 ? fetchRequest.maxBatchesInMemory : 1,
+            inherited: inheritedRecords))
+        inheritedRecords = [:]
         results = made
         return made
     }
@@ -411,7 +449,7 @@ public final class FetchedResultsController<R: Record> {
                 label = known
             } else {
                 let name = presented.sectioned ? (sectionKey?.name(of: run.value) ?? "") : ""
-                label = (name, sectionIndexTitle(name))
+                label = (name, sectionIndexTitle.map { $0(name) } ?? defaultIndexTitle(name))
                 sectionNames[run.value] = label
             }
             infos.append(SectionInfo(
@@ -421,6 +459,11 @@ public final class FetchedResultsController<R: Record> {
         }
         sectionInfos = infos
         return infos
+    }
+
+    private func defaultIndexTitle(_ name: String) -> String? {
+        if case .day = sectionKey?.kind { return String(name.prefix(7)) }
+        return name.first.map { String($0).uppercased() }
     }
 
     /// The index titles of the sections, in order, without repeats.

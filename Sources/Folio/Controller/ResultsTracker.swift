@@ -22,6 +22,8 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         var state: ResultsState
         var serial: UInt64
         var token: Int64?
+        /// The rows the commit touched (records loaded before it may be stale).
+        var changed: Set<Int64> = []
     }
 
     let table: String
@@ -117,7 +119,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
                 guard !change.isEmpty else { return nil }
                 s.serial += 1
                 let token = readsToken ? try? Store.changeToken(table: table, db) : nil
-                return Delivery(change: change, state: present(new), serial: s.serial, token: token)
+                return Delivery(change: change, state: present(new), serial: s.serial, token: token, changed: changed)
             } catch {
                 // The database could not be read: the controller reloads from scratch.
                 return Self.reload(&s, old: present(old))

@@ -14,6 +14,9 @@ final class BatchLoader<R: Record>: @unchecked Sendable {
     let maxBatches: Int
     private let sql: String
     private let cache: Locked<Cache>
+    /// Records loaded by the results this one replaced, and not changed since: a batch
+    /// made only of them is assembled without a query.
+    private let inherited: [Int64: R]
 
     struct Cache {
         var batches: [Int: [R?]] = [:]
@@ -21,8 +24,12 @@ final class BatchLoader<R: Record>: @unchecked Sendable {
         var lastError: (any Error)?
     }
 
-    init(store: Store, identifiers: IdentifierList, batchSize: Int, maxBatches: Int, preloaded: [R?]? = nil) {
+    init(
+        store: Store, identifiers: IdentifierList, batchSize: Int, maxBatches: Int,
+        preloaded: [R?]? = nil, inherited: [Int64: R] = [:]
+    ) {
         self.store = store
+        self.inherited = inherited
         self.identifiers = identifiers
         self.batchSize = max(1, batchSize)
         self.maxBatches = max(1, maxBatches)
@@ -38,6 +45,19 @@ final class BatchLoader<R: Record>: @unchecked Sendable {
     var lastError: (any Error)? { cache.withLock { $0.lastError } }
 
     var loadedBatchCount: Int { cache.withLock { $0.batches.count } }
+
+    /// The records held now, but those in `changed` (for the results that replace these).
+    func heldRecords(excluding changed: Set<Int64>) -> [Int64: R] {
+        var held = inherited.filter { !changed.contains($0.key) }
+        cache.withLock { c in
+            for records in c.batches.values {
+                for case let record? in records where !changed.contains(record.id!.rawValue) {
+                    held[record.id!.rawValue] = record
+                }
+            }
+        }
+        return held
+    }
 
     func record(at index: Int) throws -> R? {
         let batch = index / batchSize
@@ -69,6 +89,10 @@ final class BatchLoader<R: Record>: @unchecked Sendable {
         let lower = batch * batchSize
         let upper = min(lower + batchSize, identifiers.count)
         let ids = identifiers.slice(lower..<upper)
+        if !inherited.isEmpty {
+            let known = ids.compactMap { inherited[$0] }
+            if known.count == ids.count { return known }
+        }
         var json = "["
         for (i, id) in ids.enumerated() {
             if i > 0 { json += "," }
