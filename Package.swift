@@ -34,7 +34,6 @@ let package = Package(
                 "Folio",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            exclude: ["README-section.md"],
             resources: [.copy("Resources/sample-feed.json")],
             swiftSettings: strict),
         // A child process the crash-safety tests kill at random points.
