@@ -6,14 +6,16 @@ import Testing
 /// to a strict table-view model, gives exactly what a fresh fetch gives.
 ///
 /// Default: 20 seeds × 500 transactions. `FOLIO_SEED=n` replays one seed,
-/// `FOLIO_TRANSACTIONS=n` changes the length, `FOLIO_SOAK=1` runs 200 seeds × 2,000.
+/// `FOLIO_SEEDS=n` and `FOLIO_FIRST_SEED=n` choose a range, `FOLIO_TRANSACTIONS=n` changes
+/// the length, `FOLIO_SOAK=1` runs 200 seeds × 2,000.
 @Suite("Randomized workloads")
 @MainActor
 struct RandomizedWorkloadTests {
     nonisolated static var seeds: [UInt64] {
         if let seed = environmentInt("FOLIO_SEED") { return [UInt64(seed)] }
         let count = environmentInt("FOLIO_SEEDS") ?? (isSoak ? 200 : 20)
-        return (0..<UInt64(count)).map { $0 }
+        let first = UInt64(environmentInt("FOLIO_FIRST_SEED") ?? 0)
+        return (first..<(first + UInt64(count))).map { $0 }
     }
 
     nonisolated static var transactions: Int { environmentInt("FOLIO_TRANSACTIONS") ?? (isSoak ? 2_000 : 500) }
