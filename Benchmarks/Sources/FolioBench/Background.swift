@@ -30,11 +30,15 @@ final class StallMonitor {
                 try? await Task.sleep(nanoseconds: 1_000_000)
                 let t = now(), busy = threadCPUNow()
                 guard let self else { return }
+                // Thread CPU time of whichever thread runs this job: if the job resumed on
+                // another thread than the last one, the difference means nothing (and must
+                // not underflow).
+                let ran = busy >= lastBusy ? busy - lastBusy : 0
                 if t - last > self.longestGap {
                     self.longestGap = t - last
-                    self.longestGapBusy = busy - lastBusy
+                    self.longestGapBusy = ran
                 }
-                self.longestBusy = Swift.max(self.longestBusy, busy - lastBusy)
+                self.longestBusy = Swift.max(self.longestBusy, ran)
                 self.ticks += 1
                 if t - last > 17_000_000 { self.stalls += 1 }
                 last = t
