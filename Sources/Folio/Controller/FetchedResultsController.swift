@@ -215,7 +215,15 @@ public final class FetchedResultsController<R: Record> {
     private func fingerprint(_ query: CompiledQuery) -> SectionCache.Fingerprint {
         SectionCache.Fingerprint(
             entity: R.entity.name, versionHash: R.entity.versionHash, query: query.fingerprint,
-            sectionKey: sectionKey?.description ?? "-")
+            sectionKey: sectionKeyFingerprint)
+    }
+
+    /// The section key and how it is computed (its SQL), so that a cache written by a
+    /// version of Folio that computed sections differently is not reused.
+    private var sectionKeyFingerprint: String {
+        guard let sectionKey else { return "-" }
+        let expression = try? sectionKey.expression()
+        return "\(sectionKey.description) sql=\(expression?.fragment.fingerprint ?? "?") day=\(expression?.dayOffset.map(String.init) ?? "-")"
     }
 
     /// Installs what was read. The tracker it returns with `catchUp` saw commits while the
