@@ -113,15 +113,18 @@ struct ControllerTests {
         a.isRead = true
         let c3 = try await step(controller, &model, changes) { tx in try tx.update(a) }
         #expect(c3?.updatedItems == [IndexPath(item: 0, section: 0)])
+        #expect(c3?.updatedIdentifiers == [a.id!])
         #expect(c3?.movedItems.isEmpty == true)
         // Sort key change: a move, marked updated.
         a.score = 20
         let c4 = try await step(controller, &model, changes) { tx in try tx.update(a) }
         #expect(c4?.movedItems == [ChangeSet.Move(from: IndexPath(item: 0, section: 0), to: IndexPath(item: 2, section: 0), isUpdated: true)])
+        #expect(c4?.movedIdentifiers == [a.id!])
         #expect(c4?.updatedItems.isEmpty == true)
         // Delete.
         let c5 = try await step(controller, &model, changes) { tx in try tx.delete(b) }
         #expect(c5?.deletedItems == [IndexPath(item: 0, section: 0)])
+        #expect(c5?.deletedIdentifiers == [b.id!])
         // A rolled-back transaction delivers nothing.
         #expect(throws: FolioError.self) {
             try store.write { tx in

@@ -49,6 +49,12 @@ public struct ChangeSet: Sendable, Equatable, CustomStringConvertible {
     public var updatedItems: [IndexPath] = []
     /// The identifiers of ``insertedItems``, in the same order.
     public var insertedIdentifiers: [RecordID] = []
+    /// The identifiers of ``deletedItems``, in the same order.
+    public var deletedIdentifiers: [RecordID] = []
+    /// The identifiers of ``movedItems``, in the same order.
+    public var movedIdentifiers: [RecordID] = []
+    /// The identifiers of ``updatedItems``, in the same order.
+    public var updatedIdentifiers: [RecordID] = []
     /// The result was replaced wholesale (the store was reset or the controller could not
     /// follow): discard what you show and reload from the controller. When set, the
     /// other lists are empty.

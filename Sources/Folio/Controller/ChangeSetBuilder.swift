@@ -65,10 +65,13 @@ enum ChangeSetBuilder {
         change.deletedSections = oldToNew.indices.filter { oldToNew[$0] == nil }
         change.insertedSections = newToOld.indices.filter { newToOld[$0] == nil }
         var inserted: [(IndexPath, RecordID)] = []
+        var deleted: [(IndexPath, RecordID)] = []
+        var updated: [(IndexPath, RecordID)] = []
+        var moved: [(ChangeSet.Move, RecordID)] = []
 
         for index in deletions {
             let path = ResultsState.path(of: index, offsets: oldOffsets)
-            if oldToNew[path.section] != nil { change.deletedItems.append(path) }
+            if oldToNew[path.section] != nil { deleted.append((path, RecordID(old.ids[index]))) }
         }
         for (index, id) in insertions {
             let path = ResultsState.path(of: index, offsets: newOffsets)
@@ -77,23 +80,30 @@ enum ChangeSetBuilder {
         for s in survivors {
             let from = ResultsState.path(of: s.oldIndex, offsets: oldOffsets)
             let to = ResultsState.path(of: s.newIndex, offsets: newOffsets)
+            let id = RecordID(new.ids[s.newIndex])
             let fromKept = oldToNew[from.section]
             let toKept = newToOld[to.section] != nil
             if fromKept == nil || !toKept {
-                if fromKept != nil { change.deletedItems.append(from) }
-                if toKept { inserted.append((to, RecordID(new.ids[s.newIndex]))) }
+                if fromKept != nil { deleted.append((from, id)) }
+                if toKept { inserted.append((to, id)) }
             } else if s.stationary && fromKept == to.section {
-                if s.updated { change.updatedItems.append(from) }
+                if s.updated { updated.append((from, id)) }
             } else {
-                change.movedItems.append(ChangeSet.Move(from: from, to: to, isUpdated: s.updated))
+                moved.append((ChangeSet.Move(from: from, to: to, isUpdated: s.updated), id))
             }
         }
-        change.deletedItems.sort(by: lexicographic)
-        change.updatedItems.sort(by: lexicographic)
+        deleted.sort { lexicographic($0.0, $1.0) }
+        updated.sort { lexicographic($0.0, $1.0) }
         inserted.sort { lexicographic($0.0, $1.0) }
+        moved.sort { lexicographic($0.0.from, $1.0.from) }
+        change.deletedItems = deleted.map(\.0)
+        change.deletedIdentifiers = deleted.map(\.1)
         change.insertedItems = inserted.map(\.0)
         change.insertedIdentifiers = inserted.map(\.1)
-        change.movedItems.sort { lexicographic($0.from, $1.from) }
+        change.updatedItems = updated.map(\.0)
+        change.updatedIdentifiers = updated.map(\.1)
+        change.movedItems = moved.map(\.0)
+        change.movedIdentifiers = moved.map(\.1)
         return change
     }
 

@@ -14,9 +14,19 @@ struct TableViewModelTests {
         TableViewModel(sections: [[1, 2, 3].map(RecordID.init), [4, 5].map(RecordID.init)])
     }
 
+    /// A hand-built change set against ``model()``; the identifiers of deleted, moved and
+    /// updated rows are filled in from the model (0 for a path outside it), as Folio does.
     static func change(_ edit: (inout ChangeSet) -> Void) -> ChangeSet {
         var change = ChangeSet()
         edit(&change)
+        let rows = model().sections
+        func id(_ p: IndexPath) -> RecordID {
+            guard rows.indices.contains(p.section), rows[p.section].indices.contains(p.item) else { return RecordID(0) }
+            return rows[p.section][p.item]
+        }
+        change.deletedIdentifiers = change.deletedItems.map(id)
+        change.movedIdentifiers = change.movedItems.map { id($0.from) }
+        change.updatedIdentifiers = change.updatedItems.map(id)
         return change
     }
 
@@ -51,6 +61,15 @@ struct TableViewModelTests {
         #expect(applied.moved == [RecordID(2): true])
         #expect(applied.updated == [RecordID(3)])
         #expect(applied.reconfigured == [RecordID(2), RecordID(3)])
+    }
+
+    @Test func rejectsIdentifiersThatAreNotTheRowsNamed() {
+        var wrong = Self.change { $0.deletedItems = [Self.path(0, 0)] }
+        wrong.deletedIdentifiers = [RecordID(2)]
+        Self.rejects(wrong, [[2, 3], [4, 5]], "deleted identifiers")
+        var missing = Self.change { $0.updatedItems = [Self.path(1, 1)] }
+        missing.updatedIdentifiers = []
+        Self.rejects(missing, [[1, 2, 3], [4, 5]], "updated identifiers")
     }
 
     @Test func deletesAndInsertsSections() throws {

@@ -158,6 +158,16 @@ struct TableViewModel: Equatable, CustomStringConvertible {
             guard updated.insert(p).inserted else { throw Self.fail("row \(p) updated twice") }
             applied.updated.append(sections[p.section][p.item])
         }
+        // The identifiers that travel with deletions, moves and updates are the rows they name.
+        guard change.deletedIdentifiers == change.deletedItems.map({ sections[$0.section][$0.item] }) else {
+            throw Self.fail("deleted identifiers \(change.deletedIdentifiers) are not the deleted rows")
+        }
+        guard change.movedIdentifiers == change.movedItems.map({ sections[$0.from.section][$0.from.item] }) else {
+            throw Self.fail("moved identifiers \(change.movedIdentifiers) are not the moved rows")
+        }
+        guard change.updatedIdentifiers == change.updatedItems.map({ sections[$0.section][$0.item] }) else {
+            throw Self.fail("updated identifiers \(change.updatedIdentifiers) are not the updated rows")
+        }
         guard change.insertedItems.count == change.insertedIdentifiers.count else {
             throw Self.fail("\(change.insertedItems.count) inserted rows but \(change.insertedIdentifiers.count) inserted identifiers")
         }
