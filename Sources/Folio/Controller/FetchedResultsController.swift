@@ -62,7 +62,6 @@ public final class FetchedResultsController<R: Record> {
     private var tracker: ResultsTracker?
     private var deliveryTask: Task<Void, Never>?
     private var appliedSerial: UInt64 = 0
-    private var subscribers: [UUID: AsyncStream<ChangeSet>.Continuation] = [:]
     private var waiters: [CheckedContinuation<Void, Never>] = []
     private var cacheWriteTask: Task<Void, Never>?
 
@@ -84,8 +83,8 @@ public final class FetchedResultsController<R: Record> {
         tracker?.stop()
         if let tracker { store.hub.unsubscribe(tracker) }
         deliveryTask?.cancel()
-        for continuation in subscribers.values { continuation.finish() }
-        for continuation in updateSubscribers.values { continuation.finish() }
+        changeSubscribers.finish()
+        updateSubscribers.finish()
     }
 
     /// How the controller follows the store now.
@@ -94,7 +93,7 @@ public final class FetchedResultsController<R: Record> {
         return cacheName == nil ? .memory : .persistent
     }
 
-    private var wantsTracking: Bool { delegate != nil || !subscribers.isEmpty || !updateSubscribers.isEmpty }
+    private var wantsTracking: Bool { delegate != nil || !changeSubscribers.isEmpty || !updateSubscribers.isEmpty }
 
     // MARK: Fetching
 
@@ -235,6 +234,8 @@ public final class FetchedResultsController<R: Record> {
         let (full, outcome, token) = loaded
         let needsCatchUp = plan.tracker?.install(full) ?? false
         lastCacheOutcome = outcome
+        // What later commits need to rewrite the cache (windowed results are not cached live).
+        liveCache = plan.cacheURL.flatMap { plan.query.isWindowed ? nil : ($0, plan.fingerprint) }
         if let cacheURL = plan.cacheURL, outcome != .reused {
             scheduleCacheWrite(full, fingerprint: plan.fingerprint, token: token, to: cacheURL, delay: false)
         }
@@ -312,9 +313,8 @@ public final class FetchedResultsController<R: Record> {
             }
         }
         deliver(delivery.change, newState: delivery.state, changed: delivery.changed)
-        if let token = delivery.token, let cacheName, let url = try? SectionCache.url(forName: cacheName, in: store),
-           let (query, _) = try? validatedQuery(fetchRequest), !query.isWindowed {
-            scheduleCacheWrite(delivery.state, fingerprint: fingerprint(query), token: token, to: url, delay: true)
+        if let token = delivery.token, let (url, fingerprint) = liveCache {
+            scheduleCacheWrite(delivery.state, fingerprint: fingerprint, token: token, to: url, delay: true)
         }
         resumeWaiters()
     }
@@ -332,15 +332,9 @@ public final class FetchedResultsController<R: Record> {
         let held = changed.flatMap { changed in results?.loader.heldRecords(excluding: changed) } ?? [:]
         setPresented(newState)
         inheritedRecords = held
-        for continuation in subscribers.values { continuation.yield(change) }
-        if !updateSubscribers.isEmpty {
-            let update = ControllerUpdate(changes: change, snapshot: snapshot)
-            for continuation in updateSubscribers.values { continuation.yield(update) }
-        }
-        guard let delegate else {
-            oldState = nil
-            return
-        }
+        changeSubscribers.yield(change)
+        if !updateSubscribers.isEmpty { updateSubscribers.yield(ControllerUpdate(changes: change, snapshot: snapshot)) }
+        guard let delegate else { return }
         delegate.controllerWillChangeContent(self)
         if !change.isReload {
             let newSections = sections
@@ -350,31 +344,28 @@ public final class FetchedResultsController<R: Record> {
             for index in change.insertedSections {
                 delegate.controller(self, didChange: newSections[index], atSectionIndex: index, for: .insert)
             }
-            for path in change.deletedItems {
-                delegate.controller(self, didChangeObject: identifier(in: oldState, at: path, sections: oldSections),
-                                    at: path, for: .delete, newIndexPath: nil)
+            for (path, id) in zip(change.deletedItems, change.deletedIdentifiers) {
+                delegate.controller(self, didChangeObject: id, at: path, for: .delete, newIndexPath: nil)
             }
             for (path, id) in zip(change.insertedItems, change.insertedIdentifiers) {
                 delegate.controller(self, didChangeObject: id, at: nil, for: .insert, newIndexPath: path)
             }
-            for move in change.movedItems {
-                delegate.controller(self, didChangeObject: identifier(at: move.to), at: move.from, for: .move, newIndexPath: move.to)
+            for (move, id) in zip(change.movedItems, change.movedIdentifiers) {
+                delegate.controller(self, didChangeObject: id, at: move.from, for: .move, newIndexPath: move.to)
             }
-            for path in change.updatedItems {
-                delegate.controller(self, didChangeObject: identifier(in: oldState, at: path, sections: oldSections),
-                                    at: path, for: .update, newIndexPath: nil)
+            for (path, id) in zip(change.updatedItems, change.updatedIdentifiers) {
+                delegate.controller(self, didChangeObject: id, at: path, for: .update, newIndexPath: nil)
             }
         }
         delegate.controllerDidChangeContent(self)
         delegate.controller(self, didChangeContentWith: change)
         delegate.controller(self, didChangeContentWith: snapshot)
-        oldState = nil
     }
 
-    private var oldState: ResultsState?
+    /// The cache file and fingerprint of the current fetch, when commits should rewrite it.
+    private var liveCache: (url: URL, fingerprint: SectionCache.Fingerprint)?
 
     private func setPresented(_ state: ResultsState) {
-        oldState = presented
         presented = state
         sectionInfos = nil
         results = nil
@@ -384,11 +375,6 @@ public final class FetchedResultsController<R: Record> {
     /// Records the previous results had loaded and the last commit did not touch.
     private var inheritedRecords: [Int64: R] = [:]
 
-    private func identifier(in state: ResultsState?, at path: IndexPath, sections: [SectionInfo]) -> RecordID {
-        guard let state else { return RecordID(0) }
-        return RecordID(state.ids[sections[path.section].offset + path.item])
-    }
-
     // MARK: Change sets as a sequence
 
     /// Every change set from now on, one per commit that changed the results, in commit
@@ -397,14 +383,8 @@ public final class FetchedResultsController<R: Record> {
     /// The controller does not wait for consumers: when reading its state while handling a
     /// change set, use ``updates``, which delivers the matching snapshot with it.
     public var changes: AsyncStream<ChangeSet> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ChangeSet.self)
-        let key = UUID()
-        subscribers[key] = continuation
-        continuation.onTermination = { [weak self] _ in
-            Task { @MainActor in self?.subscribers[key] = nil }
-        }
-        startTrackingIfNeeded()
-        return stream
+        defer { startTrackingIfNeeded() }
+        return changeSubscribers.subscribe()
     }
 
     /// Every change set from now on with the snapshot it leads to, one per commit that
@@ -414,17 +394,12 @@ public final class FetchedResultsController<R: Record> {
     /// change set, the controller may have applied later ones, but the snapshot delivered
     /// with it is the state that change set produced.
     public var updates: AsyncStream<ControllerUpdate> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ControllerUpdate.self)
-        let key = UUID()
-        updateSubscribers[key] = continuation
-        continuation.onTermination = { [weak self] _ in
-            Task { @MainActor in self?.updateSubscribers[key] = nil }
-        }
-        startTrackingIfNeeded()
-        return stream
+        defer { startTrackingIfNeeded() }
+        return updateSubscribers.subscribe()
     }
 
-    private var updateSubscribers: [UUID: AsyncStream<ControllerUpdate>.Continuation] = [:]
+    private let changeSubscribers = Subscribers<ChangeSet>()
+    private let updateSubscribers = Subscribers<ControllerUpdate>()
 
     // MARK: Reading the results
 
@@ -539,5 +514,32 @@ public final class FetchedResultsController<R: Record> {
     /// Deletes the cache file with `name` (all of the store's caches when `nil`).
     public static func deleteCache(withName name: String?, in store: Store) throws {
         try SectionCache.delete(name: name, in: store)
+    }
+}
+
+/// The consumers of one of a controller's async sequences.
+@MainActor
+final class Subscribers<Element: Sendable> {
+    private var continuations: [UUID: AsyncStream<Element>.Continuation] = [:]
+
+    var isEmpty: Bool { continuations.isEmpty }
+
+    /// A new sequence; it stops receiving when its iteration ends.
+    func subscribe() -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
+        let key = UUID()
+        continuations[key] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { @MainActor in self?.continuations[key] = nil }
+        }
+        return stream
+    }
+
+    func yield(_ element: Element) {
+        for continuation in continuations.values { continuation.yield(element) }
+    }
+
+    func finish() {
+        for continuation in continuations.values { continuation.finish() }
     }
 }

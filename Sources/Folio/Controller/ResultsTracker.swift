@@ -365,6 +365,7 @@ extension ResultsTracker {
 /// with the C API (no row objects, no argument arrays).
 struct KeyProbe {
     private let statement: Statement
+    private let db: Database
     private let idParameter: Int32
     private let order: RowOrder
 
@@ -374,6 +375,7 @@ struct KeyProbe {
         try statement.setArguments(StatementArguments(fragment.arguments + [0.databaseValue]))
         idParameter = sqlite3_bind_parameter_count(statement.sqliteStatement)
         self.order = order
+        self.db = db
     }
 
     /// The keys of the row with rowid `id`, or `nil` if there is none.
@@ -383,9 +385,7 @@ struct KeyProbe {
         sqlite3_bind_int64(sqlite, idParameter, id)
         let code = sqlite3_step(sqlite)
         if code == SQLITE_DONE { return nil }
-        guard code == SQLITE_ROW else {
-            throw FolioError.sqlite(code: code, message: String(cString: sqlite3_errstr(code)), sql: statement.sql, arguments: nil)
-        }
+        guard code == SQLITE_ROW else { throw FolioError.stepFailure(code, db, sql: statement.sql) }
         return order.key(statement: sqlite)
     }
 }

@@ -30,15 +30,6 @@ struct RowOrder {
         self.sources = sources
     }
 
-    /// The key of a row read from a cursor (text is read with every byte, NULs included:
-    /// ``Row/exactValue(atIndex:)``).
-    func key(_ row: Row) -> RowKey {
-        let id: Int64 = row[0]
-        let values = sources.map { row.exactValue(atIndex: $0) }
-        let value: DatabaseValue? = section.map { $0.value(row[row.count - 1] as DatabaseValue) }
-        return RowKey(id: id, values: values, section: value)
-    }
-
     /// The keys of the current row of a stepped statement, read with the C API.
     func key(statement sqlite: OpaquePointer) -> RowKey {
         let id = sqlite3_column_int64(sqlite, 0)

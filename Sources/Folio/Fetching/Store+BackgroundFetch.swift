@@ -81,7 +81,7 @@ extension Store {
                         db, SQLBuilder.identifiers(query), withSection: false, diagnostics: diagnostics, progress: report)
                     return .identifiers(ids)
                 }
-                return .records(try Self.readRecords(query, in: db, diagnostics: diagnostics, progress: report))
+                return .records(try Self.fetchRecords(query, in: db, diagnostics: diagnostics, progress: report))
             }
             try storage.succeed(rows: payload.count)
             switch payload {
@@ -105,23 +105,5 @@ extension Store {
     /// Removed when the read ends, before the connection goes back to the pool.
     static func interruptWhenCancelled(_ db: Database) {
         sqlite3_progress_handler(db.sqliteConnection, 1000, { _ in Task.isCancelled ? 1 : 0 }, nil)
-    }
-
-    /// Reads whole records, reporting progress every `interval` rows and at the end.
-    private static func readRecords<R: Record>(
-        _ query: CompiledQuery, in db: Database, diagnostics: Diagnostics,
-        interval: Int = 4096, progress: (Int) throws -> Void
-    ) throws -> [R] {
-        let fragment = SQLBuilder.records(query)
-        let entity = R.entity
-        var records: [R] = []
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: fragment.sql), arguments: fragment.statementArguments)
-        while let row = try rows.next() {
-            records.append(try entity.decode(row))
-            if records.count % interval == 0 { try progress(records.count) }
-        }
-        diagnostics.count { $0.recordsMaterialized += records.count }
-        try progress(records.count)
-        return records
     }
 }

@@ -53,22 +53,6 @@ public struct Entity<Root: Record>: Sendable {
         throw FolioError.unknownKeyPath(entity: name, keyPath: String(describing: keyPath))
     }
 
-    /// Decodes a record from a row laid out as `id, attributes…`. Read rows from a cursor:
-    /// text containing a NUL is exact only there (see ``Row/exactValue(atIndex:)``).
-    func decode(_ row: Row) throws -> Root {
-        var record = Root()
-        record.id = RecordID(row[0] as Int64)
-        // An index loop: `enumerated()` over the attributes of a generic `Root` looks up
-        // tuple type metadata at run time on every step.
-        try attributes.withUnsafeBufferPointer { attributes in
-            for index in 0..<attributes.count {
-                let value = attributes[index].type == .string ? row.exactValue(atIndex: index + 1) : row[index + 1] as DatabaseValue
-                try attributes[index].decode(&record, value)
-            }
-        }
-        return record
-    }
-
     /// Decodes a record from the current row of a stepped statement laid out as
     /// `id, attributes…`, reading each column once with the C API (text with every byte).
     func decode(statement sqlite: OpaquePointer) throws -> Root {

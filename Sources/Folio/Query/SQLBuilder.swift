@@ -78,7 +78,6 @@ enum SQLBuilder {
 
     static let tableInfo = "SELECT name, type, \"notnull\", pk FROM pragma_table_info(?)"
     static let indexList = "SELECT name, \"unique\" FROM pragma_index_list(?)"
-    static let indexInfo = "SELECT name FROM pragma_index_info(?)"
     static let dataVersion = "PRAGMA data_version"
     static let tableSQL = "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?"
     static let readMetadata = "SELECT version_hash, schema FROM \(metadataTable) WHERE name = ?"
@@ -191,10 +190,6 @@ enum SQLBuilder {
 
     static func delete(table: String) -> String {
         "DELETE FROM \(quote(table)) WHERE \(quote("id")) = ?"
-    }
-
-    static func exists(table: String) -> String {
-        "SELECT 1 FROM \(quote(table)) WHERE \(quote("id")) = ?"
     }
 
     /// `INSERT … ON CONFLICT(key) DO UPDATE`: reported to observers as an insert or an

@@ -64,8 +64,6 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
         lhs.count == rhs.count && lhs.elementsEqual(rhs)
     }
 
-    var array: [Int64] { slice(0..<count) }
-
     // MARK: Search
 
     /// The index of each of `identifiers` in the list: one pass over the chunks.

@@ -27,8 +27,6 @@ enum IdentifierScan {
         let statement = try db.cachedStatement(sql: fragment.sql)
         try statement.setArguments(fragment.statementArguments)
         diagnostics.count { $0.identifierScans += 1 }
-        let sqlite = statement.sqliteStatement
-        defer { sqlite3_reset(sqlite) }
         var builder = IdentifierList.Builder()
         var runs: [SectionRun] = []
         var previousText: [UInt8] = []
@@ -36,14 +34,13 @@ enum IdentifierScan {
         var runCount = 0
         var previousDay: Int64? = nil
         var rows = 0
-        while true {
-            let code = sqlite3_step(sqlite)
-            if code == SQLITE_DONE { break }
-            guard code == SQLITE_ROW else {
-                if code == SQLITE_INTERRUPT { throw CancellationError() }
-                throw FolioError.sqlite(
-                    code: code, message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: fragment.sql, arguments: nil)
-            }
+        /// Closes the current section run and opens one for `value`.
+        func startRun(_ value: DatabaseValue) {
+            if let previousValue { runs.append(SectionRun(value: previousValue, count: runCount)) }
+            previousValue = value
+            runCount = 1
+        }
+        try statement.forEachRow(in: db) { sqlite in
             builder.append(sqlite3_column_int64(sqlite, 0))
             rows += 1
             if withSection, let dayOffset {
@@ -53,20 +50,12 @@ enum IdentifierScan {
                 if runCount > 0, day == previousDay {
                     runCount += 1
                 } else {
-                    if let previousValue { runs.append(SectionRun(value: previousValue, count: runCount)) }
                     previousDay = day
-                    previousValue = day.map { $0.databaseValue } ?? .null
-                    runCount = 1
+                    startRun(day.map { $0.databaseValue } ?? .null)
                 }
             } else if withSection, let sectionTransform {
                 let value = sectionTransform(DatabaseValue(sqliteStatement: sqlite, index: 1))
-                if let previousValue, value == previousValue {
-                    runCount += 1
-                } else {
-                    if let previousValue { runs.append(SectionRun(value: previousValue, count: runCount)) }
-                    previousValue = value
-                    runCount = 1
-                }
+                if let previousValue, value == previousValue { runCount += 1 } else { startRun(value) }
             } else if withSection {
                 var same = false
                 if let previousValue {
@@ -83,11 +72,9 @@ enum IdentifierScan {
                 if same {
                     runCount += 1
                 } else {
-                    if let previousValue { runs.append(SectionRun(value: previousValue, count: runCount)) }
                     let value = DatabaseValue(sqliteStatement: sqlite, index: 1)
                     if case .string(let s) = value.storage { previousText = Array(s.utf8) }
-                    previousValue = value
-                    runCount = 1
+                    startRun(value)
                 }
             }
             if let progress, rows % progressInterval == 0 { try progress(rows) }

@@ -57,21 +57,39 @@ extension Store {
         try requireEntity(R.self)
         let sql = SQLBuilder.batch(table: R.entity.name, columns: R.entity.attributes.map(\.column))
         return try readSync { db in
-            // A cursor's row, not a copied one: text keeps its NULs (Entity.decode).
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: ["[\(id.rawValue)]"])
-            guard let row = try rows.next() else { return nil }
-            diagnostics.count { $0.recordsMaterialized += 1 }
-            return try R.entity.decode(row)
+            let statement = try db.cachedStatement(sql: sql)
+            try statement.setArguments(["[\(id.rawValue)]"])
+            var found: R? = nil
+            try statement.forEachRow(in: db) { found = try R.entity.decode(statement: $0) }
+            if found != nil { diagnostics.count { $0.recordsMaterialized += 1 } }
+            return found
         }
     }
 
-    func fetchRecords<R: Record>(_ query: CompiledQuery, in db: Database) throws -> [R] {
+    /// Whole records in the request's order, decoded straight from the stepped statement.
+    /// `progress`, when given, is called every `progressInterval` records and at the end.
+    func fetchRecords<R: Record>(
+        _ query: CompiledQuery, in db: Database,
+        progressInterval: Int = 4096, progress: ((Int) throws -> Void)? = nil
+    ) throws -> [R] {
+        try Self.fetchRecords(query, in: db, diagnostics: diagnostics, progressInterval: progressInterval, progress: progress)
+    }
+
+    static func fetchRecords<R: Record>(
+        _ query: CompiledQuery, in db: Database, diagnostics: Diagnostics,
+        progressInterval: Int = 4096, progress: ((Int) throws -> Void)? = nil
+    ) throws -> [R] {
         let fragment = SQLBuilder.records(query)
         let entity = R.entity
         var records: [R] = []
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: fragment.sql), arguments: fragment.statementArguments)
-        while let row = try rows.next() { records.append(try entity.decode(row)) }
+        let statement = try db.cachedStatement(sql: fragment.sql)
+        try statement.setArguments(fragment.statementArguments)
+        try statement.forEachRow(in: db) { row in
+            records.append(try entity.decode(statement: row))
+            if let progress, records.count % progressInterval == 0 { try progress(records.count) }
+        }
         diagnostics.count { $0.recordsMaterialized += records.count }
+        try progress?(records.count)
         return records
     }
 

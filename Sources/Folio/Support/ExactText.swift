@@ -6,28 +6,11 @@ import GRDBSQLite
 // first NUL: "a\0b" would be stored as "a" and two different unique keys would collide.
 // Folio keeps every byte: writes bind text with its length (``Statement/setExactArguments(_:)``),
 // predicate values travel as blobs cast back to text (``SQLBuilder/placeholder(for:)``),
-// and reads take the column's bytes (``Row/exactValue(atIndex:)``).
+// and reads take the column's bytes (``DatabaseValue/exact(sqliteStatement:index:)``).
 
 extension String {
     /// Whether GRDB would cut the string short.
     var containsNUL: Bool { utf8.contains(0) }
-}
-
-extension Row {
-    /// The value at `index`; text keeps every byte, NULs included.
-    ///
-    /// Exact for rows read from a cursor (they read the statement's column); a copied row
-    /// already holds the shortened text.
-    func exactValue(atIndex index: Int) -> DatabaseValue {
-        let value = self[index] as DatabaseValue
-        guard case .string(let text) = value.storage else { return value }
-        let exact = try? withUnsafeData(atIndex: index) { data -> String? in
-            guard let data, data.count != text.utf8.count else { return nil }
-            return String(decoding: data, as: UTF8.self)
-        }
-        if let exact { return exact.databaseValue }
-        return value
-    }
 }
 
 extension DatabaseValue {
@@ -40,25 +23,6 @@ extension DatabaseValue {
         guard let text = sqlite3_column_text(sqlite, index) else { return "".databaseValue }
         let count = Int(sqlite3_column_bytes(sqlite, index))
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self).databaseValue
-    }
-}
-
-extension Statement {
-    /// Steps the statement (its arguments already set) with the C API, calling `body`
-    /// with the SQLite statement for each row; resets it afterwards.
-    func forEachRow(in db: Database, _ body: (OpaquePointer) throws -> Void) throws {
-        let sqlite = sqliteStatement
-        defer { sqlite3_reset(sqlite) }
-        while true {
-            let code = sqlite3_step(sqlite)
-            if code == SQLITE_DONE { return }
-            guard code == SQLITE_ROW else {
-                if code == SQLITE_INTERRUPT { throw CancellationError() }
-                throw FolioError.sqlite(
-                    code: code, message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql, arguments: nil)
-            }
-            try body(sqlite)
-        }
     }
 }
 
