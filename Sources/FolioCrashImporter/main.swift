@@ -13,18 +13,18 @@ import Foundation
 import Folio
 
 /// The record the crash tests import (the tests declare the same entity).
-struct CrashItem: Record {
+struct CrashItem: PersistentRecord {
     var id: RecordID?
     var batch = 0
     var sequence = 0
     var title = ""
     var category: String? = nil
 
-    static let entity = Entity<CrashItem>("item", [
-        Attribute(\.batch, indexed: true),
-        Attribute(\.sequence),
-        Attribute(\.title),
-        Attribute(\.category),
+    static let entity = EntityDescription<CrashItem>("item", [
+        AttributeDescription(\.batch, indexed: true),
+        AttributeDescription(\.sequence),
+        AttributeDescription(\.title),
+        AttributeDescription(\.category),
     ])
 }
 
@@ -46,7 +46,7 @@ let path = CommandLine.arguments[1]
 do {
     let store = try Store(path: path, records: [CrashItem.self])
     var next = (try store.read { db in try Int.fetchOne(db, sql: "SELECT MAX(batch) FROM item") } ?? 0) + 1
-    let request = FetchRequest<CrashItem>(sortBy: [SortDescriptor(\.batch, order: .reverse), SortDescriptor(\.sequence)])
+    let request = RecordRequest<CrashItem>(sortBy: [SortDescriptor(\.batch, order: .reverse), SortDescriptor(\.sequence)])
     let controller = FetchedResultsController(request, store: store, sectionBy: .attribute(\.batch), cacheName: "crash")
     try controller.performFetch()
     await controller.flushCache()

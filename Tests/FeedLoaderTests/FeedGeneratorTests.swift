@@ -30,6 +30,6 @@ struct FeedGeneratorTests {
         let count = try await GenerateCommand.insert(generator, count: 2_500, chunk: 1_000, into: store) { steps.append($0) }
         #expect(count == 2_500)
         #expect(steps == [1_000, 2_000, 2_500])
-        #expect(try store.count(FetchRequest<Feed>()) == 2_500)
+        #expect(try store.count(RecordRequest<Feed>()) == 2_500)
     }
 }

@@ -18,7 +18,7 @@ struct FeedImporterTests {
     }
 
     static func all(_ store: Store) throws -> [Feed] {
-        try store.fetch(FetchRequest<Feed>(sortBy: Feed.newestFirst)).compactMap { $0 }
+        try store.fetch(RecordRequest<Feed>(sortBy: Feed.newestFirst)).compactMap { $0 }
     }
 
     @Test func reimportingTheSameFeedChangesNothing() async throws {
@@ -62,7 +62,7 @@ struct FeedImporterTests {
             Self.feed([Self.item(1), Self.item(2), Self.item(1, title: "Story 1, revised")]), source: "repeat.json")
         #expect(report.inserted == 2)
         #expect(report.repeated == 1)
-        #expect(try store.count(FetchRequest<Feed>()) == 2)
+        #expect(try store.count(RecordRequest<Feed>()) == 2)
         #expect(try Self.all(store).map(\.title).sorted() == ["Story 1, revised", "Story 2"])
     }
 
@@ -96,7 +96,7 @@ struct FeedImporterTests {
         await #expect(throws: FeedLoaderError.self) {
             try await FeedImporter(store: store).importFeed(from: FileFeedFetcher(url: file))
         }
-        #expect(try store.count(FetchRequest<Feed>()) == 0)
+        #expect(try store.count(RecordRequest<Feed>()) == 0)
     }
 
     @Test func aMissingFileIsNamed() async throws {
@@ -122,7 +122,7 @@ struct FeedImporterTests {
                 throw Abort()
             }
         }
-        #expect(try store.count(FetchRequest<Feed>()) == 1_200)
+        #expect(try store.count(RecordRequest<Feed>()) == 1_200)
     }
 
     @Test func liveNewsPagesInsertAndThenUpdate() async throws {

@@ -89,7 +89,7 @@ struct RowModelTests {
             do { _ = try model.apply(change) { source.section(at: $0) } } catch { failures.append("\(error)") }
         }
         for round in 0..<40 {
-            let existing = try store.fetchIdentifiers(FetchRequest<Feed>(sortBy: [SortDescriptor(\.url)]))
+            let existing = try store.fetchIdentifiers(RecordRequest<Feed>(sortBy: [SortDescriptor(\.url)]))
             var plan: [(kind: Int, id: RecordID?, item: FeedItem)] = []
             for _ in 0..<(1 + random.below(4)) {
                 let kind = existing.isEmpty ? 0 : random.below(3)
@@ -108,7 +108,7 @@ struct RowModelTests {
                     default:
                         // Re-date a record: it moves, maybe to another day.
                         let id = step.id
-                        let request = FetchRequest<Feed>(predicate: #Predicate { $0.id == id })
+                        let request = RecordRequest<Feed>(predicate: #Predicate { $0.id == id })
                         if var feed = try tx.fetchAll(request).first {
                             feed.published = step.item.published
                             feed.title += "'"

@@ -15,7 +15,7 @@ struct TerminalAppTests {
         let database = try App.hundredThousand.get()
         let (oldest, newest) = try {
             let store = try Feed.openStore(at: database.path)
-            var request = FetchRequest<Feed>(sortBy: Feed.oldestFirst, limit: 1)
+            var request = RecordRequest<Feed>(sortBy: Feed.oldestFirst, limit: 1)
             let oldest = try #require(try store.fetch(request).first ?? nil)
             request.sortBy = Feed.newestFirst
             let newest = try #require(try store.fetch(request).first ?? nil)
@@ -59,7 +59,7 @@ struct TerminalAppTests {
         let app = try TmuxSession("'\(try App.binary.get().path)'", in: directory)
         let screen = try await app.waitFor("rows 420")
         let store = try Feed.openStore(at: directory.appendingPathComponent("feeds.sqlite").path)
-        let matching = try store.count(FetchRequest<Feed>(predicate: #Predicate { $0.title.contains("Vision Pro") }))
+        let matching = try store.count(RecordRequest<Feed>(predicate: #Predicate { $0.title.contains("Vision Pro") }))
         #expect(matching > 0)
 
         try app.press("/")
@@ -130,7 +130,7 @@ struct TerminalAppTests {
         let app = try TmuxSession("'\(try App.binary.get().path)'", in: directory)
         try await app.waitFor("rows 420")
         let store = try Feed.openStore(at: directory.appendingPathComponent("feeds.sqlite").path)
-        let oldest = try #require(try await store.fetch(FetchRequest<Feed>(sortBy: Feed.oldestFirst, limit: 1)).first ?? nil)
+        let oldest = try #require(try await store.fetch(RecordRequest<Feed>(sortBy: Feed.oldestFirst, limit: 1)).first ?? nil)
 
         // s: oldest first, sections reversed.
         try app.press("s")

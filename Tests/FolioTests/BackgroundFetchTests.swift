@@ -17,7 +17,7 @@ struct BackgroundFetchTests {
     func resultsMatchAForegroundFetch(batchSize: Int) async throws {
         let store = try Store.temporary(records: [Article.self])
         try seedQuickly(store, count: 10_000)
-        var request = FetchRequest<Article>(
+        var request = RecordRequest<Article>(
             predicate: #Predicate { $0.score >= 2_500 }, sortBy: [SortDescriptor(\.published, order: .reverse)])
         request.batchSize = batchSize
         let expected = try await store.fetch(request)
@@ -42,7 +42,7 @@ struct BackgroundFetchTests {
         let store = try Store.temporary(records: [Article.self])
         try seedQuickly(store, count: 100)
         let recorder = SQLRecorder(store)
-        var request = FetchRequest<Article>(predicate: #Predicate { $0.score < 10 }, sortBy: [SortDescriptor(\.score)])
+        var request = RecordRequest<Article>(predicate: #Predicate { $0.score < 10 }, sortBy: [SortDescriptor(\.score)])
         request.batchSize = 5
         _ = try await store.fetchInBackground(request).value
         let ours = recorder.statements.filter { !$0.hasPrefix("PRAGMA") && !$0.contains("sqlite_master") }
@@ -65,7 +65,7 @@ struct BackgroundFetchTests {
     func progressIsMonotonicAndEndsAtExactlyOneWithTheExactTotal(batchSize: Int) async throws {
         let store = try Store.temporary(records: [Article.self])
         try seedQuickly(store, count: 30_000)
-        var request = FetchRequest<Article>(predicate: #Predicate { $0.score >= 5_000 }, sortBy: [SortDescriptor(\.title)])
+        var request = RecordRequest<Article>(predicate: #Predicate { $0.score >= 5_000 }, sortBy: [SortDescriptor(\.title)])
         request.batchSize = batchSize
         let fetch = store.fetchInBackground(request)
         let steps = await collect(fetch.progressUpdates)
@@ -89,7 +89,7 @@ struct BackgroundFetchTests {
 
     @Test func progressAdvancesAboutEvery4096RowsOfAMillion() async throws {
         let store = try MillionRows.store()
-        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
         request.batchSize = 100
         let fetch = store.fetchInBackground(request)
         let steps = await collect(fetch.progressUpdates)
@@ -108,7 +108,7 @@ struct BackgroundFetchTests {
         let store = try Store.temporary(records: [Article.self])
         try seedQuickly(store, count: 5_000)
         let parent = Progress(totalUnitCount: 2)
-        let fetch = asChild(of: parent) { store.fetchInBackground(FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])) }
+        let fetch = asChild(of: parent) { store.fetchInBackground(RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])) }
         _ = try await fetch.value
         #expect(fetch.progress.fractionCompleted == 1.0)
         #expect(parent.completedUnitCount == 1)
@@ -118,7 +118,7 @@ struct BackgroundFetchTests {
     @Test func emptyResultsFinishAtOne() async throws {
         let store = try Store.temporary(records: [Article.self])
         try seedQuickly(store, count: 100)
-        let fetch = store.fetchInBackground(FetchRequest<Article>(predicate: #Predicate { $0.score > 1_000 }))
+        let fetch = store.fetchInBackground(RecordRequest<Article>(predicate: #Predicate { $0.score > 1_000 }))
         let steps = await collect(fetch.progressUpdates)
         #expect(try await fetch.value.isEmpty)
         #expect(steps.last == FetchProgress(completed: 0, total: 0, isFinished: true))
@@ -155,7 +155,7 @@ struct BackgroundFetchTests {
     @Test func anEstimateLowerThanTheCountDoublesThenFinishesAtTheRowsRead() async throws {
         // A million rows, so that the stream is open long before the estimate is reached.
         let store = try MillionRows.store()
-        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
         request.batchSize = 20
         request.estimatedResultCount = 100_000
         let fetch = store.fetchInBackground(request)
@@ -182,7 +182,7 @@ struct BackgroundFetchTests {
     @Test func anEstimateHigherThanTheCountJumpsToOneAtTheEnd() async throws {
         let store = try Store.temporary(records: [Article.self])
         try seedQuickly(store, count: 10_000)
-        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
         request.estimatedResultCount = 50_000
         let fetch = store.fetchInBackground(request)
         let steps = await collect(fetch.progressUpdates)
@@ -209,12 +209,12 @@ struct BackgroundFetchTests {
     @Test(arguments: CancelMethod.allCases, CancelPoint.allCases)
     func cancellingAMillionRowFetchInFlight(method: CancelMethod, point: CancelPoint) async throws {
         let store = try MillionRows.store()
-        var request: FetchRequest<Article>
+        var request: RecordRequest<Article>
         switch point {
         case .whileReadingRows:
-            request = FetchRequest(sortBy: [SortDescriptor(\.score)])
+            request = RecordRequest(sortBy: [SortDescriptor(\.score)])
         case .insideOneStatement:
-            request = FetchRequest(sortBy: [SortDescriptor(\.title)])
+            request = RecordRequest(sortBy: [SortDescriptor(\.title)])
             request.batchSize = 50
         }
         let parent = Progress(totalUnitCount: 1)
@@ -252,14 +252,14 @@ struct BackgroundFetchTests {
 
         // The store is still usable, the interrupted connection included (more fetches
         // than the pool has readers).
-        var next = FetchRequest<Article>(sortBy: [SortDescriptor(\.score, order: .reverse)], limit: 1_000)
+        var next = RecordRequest<Article>(sortBy: [SortDescriptor(\.score, order: .reverse)], limit: 1_000)
         next.batchSize = 10
         for _ in 0..<6 {
             let results = try await store.fetchInBackground(next).value
             #expect(results.count == 1_000)
             #expect(results.first??.score == MillionRows.count - 1)
         }
-        #expect(try store.count(FetchRequest<Article>()) == MillionRows.count)
+        #expect(try store.count(RecordRequest<Article>()) == MillionRows.count)
     }
 
     /// GRDB interrupts the statement running when the task is cancelled, but SQLite
@@ -268,7 +268,7 @@ struct BackgroundFetchTests {
     /// title, about 0.6 s here). With it, the next statement stops at once.
     @Test func aCancellationBetweenTwoStatementsStopsTheNextOne() async throws {
         let store = try MillionRows.store()
-        let query = try FetchRequest<Article>(sortBy: [SortDescriptor(\.title)]).compile()
+        let query = try RecordRequest<Article>(sortBy: [SortDescriptor(\.title)]).compile()
         let diagnostics = store.diagnostics
         let start = ContinuousClock.now
         let result = await Task {
@@ -288,12 +288,12 @@ struct BackgroundFetchTests {
 
     @Test func cancellingBeforeItStartsOrAfterItEnds() async throws {
         let store = try MillionRows.store()
-        let early = store.fetchInBackground(FetchRequest<Article>(sortBy: [SortDescriptor(\.score)]))
+        let early = store.fetchInBackground(RecordRequest<Article>(sortBy: [SortDescriptor(\.score)]))
         early.cancel()
         await #expect(throws: CancellationError.self) { try await early.value }
         #expect(early.progress.isCancelled)
 
-        let request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)], limit: 1_000)
+        let request = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)], limit: 1_000)
         let done = store.fetchInBackground(request)
         #expect(try await done.value.count == 1_000)
         done.cancel()  // too late: nothing happens
@@ -308,7 +308,7 @@ struct BackgroundFetchTests {
         let store = try MillionRows.store()
 
         // A fetch loading a million whole records takes seconds: a write commits in the middle.
-        let long = store.fetchInBackground(FetchRequest<Article>(sortBy: [SortDescriptor(\.score)]))
+        let long = store.fetchInBackground(RecordRequest<Article>(sortBy: [SortDescriptor(\.score)]))
         for await step in long.progressUpdates where step.completed >= 8_192 { break }
         let start = ContinuousClock.now
         let id = try await store.write { tx in
@@ -326,7 +326,7 @@ struct BackgroundFetchTests {
 
         // A fetch reads the database as it was when it counted: a row deleted after that is
         // in its identifiers (and reads as nil), and the count agrees with the rows.
-        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.title)])
+        var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.title)])
         request.batchSize = 100
         let fetch = store.fetchInBackground(request)
         for await _ in fetch.progressUpdates { break }  // counted: the read transaction is open
@@ -336,7 +336,7 @@ struct BackgroundFetchTests {
         #expect(fetch.progress.totalUnitCount == Int64(MillionRows.count + 1))
         let position = try #require(results.identifiers.firstIndex(of: id))
         #expect(results[position] == nil)
-        #expect(try store.count(FetchRequest<Article>()) == MillionRows.count)
+        #expect(try store.count(RecordRequest<Article>()) == MillionRows.count)
     }
 
     @MainActor
@@ -345,7 +345,7 @@ struct BackgroundFetchTests {
         let idle = await MainActorTicker.measure { _ in
             try? await Task.sleep(for: .milliseconds(300))
         }
-        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.title)])
+        var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.title)])
         request.batchSize = 50
         var count = 0
         var fraction = 0.0
@@ -370,11 +370,11 @@ struct BackgroundFetchTests {
     @Test(.enabled(if: ProcessInfo.processInfo.environment["FOLIO_LONG_TESTS"] != nil))
     func theMainActorKeepsRunningWhileAMillionRecordsLoad() async throws {
         let store = try MillionRows.store()
-        var results: FetchedResults<Article>?
+        var results: FetchedRecords<Article>?
         var marks: [String] = []
         let start = ContinuousClock.now
         let busy = await MainActorTicker.measure { ticker in
-            let fetch = store.fetchInBackground(FetchRequest<Article>(sortBy: [SortDescriptor(\.score)]))
+            let fetch = store.fetchInBackground(RecordRequest<Article>(sortBy: [SortDescriptor(\.score)]))
             for await _ in fetch.progressUpdates {}
             marks.append("last progress step at \(ticker.elapsed) ms")
             results = try? await fetch.value
@@ -390,7 +390,7 @@ struct BackgroundFetchTests {
     @Test func anUntranslatablePredicateIsAThrownError() async throws {
         let store = try Store.temporary(records: [Article.self])
         try seedQuickly(store, count: 10)
-        let fetch = store.fetchInBackground(FetchRequest<Article>(predicate: #Predicate { $0.score % 2 == 0 }))
+        let fetch = store.fetchInBackground(RecordRequest<Article>(predicate: #Predicate { $0.score % 2 == 0 }))
         let steps = await collect(fetch.progressUpdates)
         await #expect {
             try await fetch.value
@@ -407,7 +407,7 @@ struct BackgroundFetchTests {
         let store = try Store.temporary(records: [Article.self])
         try seedQuickly(store, count: 10)
         try store.close()
-        let fetch = store.fetchInBackground(FetchRequest<Article>())
+        let fetch = store.fetchInBackground(RecordRequest<Article>())
         // GRDB's "Connection is closed" misuse error, as a FolioError.
         await #expect(throws: FolioError.self) { try await fetch.value }
     }
@@ -415,9 +415,9 @@ struct BackgroundFetchTests {
     @Test func anUnknownRecordTypeOrANegativeEstimateIsAThrownError() async throws {
         let store = try Store.temporary(records: [Memo.self])
         await #expect(throws: FolioError.unknownEntity("Article")) {
-            try await store.fetchInBackground(FetchRequest<Article>()).value
+            try await store.fetchInBackground(RecordRequest<Article>()).value
         }
-        var request = FetchRequest<Memo>()
+        var request = RecordRequest<Memo>()
         request.estimatedResultCount = -1
         await #expect(throws: FolioError.invalidArgument("estimatedResultCount must not be negative (-1)")) {
             try await store.fetchInBackground(request).value
@@ -433,7 +433,7 @@ struct BackgroundFetchTests {
                 VALUES ('broken', 'broken', 'not a date', 20000, NULL, 0)
                 """)
         }
-        let fetch = store.fetchInBackground(FetchRequest<Article>(sortBy: [SortDescriptor(\.score)]))
+        let fetch = store.fetchInBackground(RecordRequest<Article>(sortBy: [SortDescriptor(\.score)]))
         let steps = await collect(fetch.progressUpdates)
         await #expect {
             try await fetch.value
@@ -449,10 +449,10 @@ struct BackgroundFetchTests {
 // MARK: - Support
 
 /// A record type of its own table.
-private struct Memo: Record, Equatable {
+private struct Memo: PersistentRecord, Equatable {
     var id: RecordID?
     var text = ""
-    static let entity = Entity<Memo>("memo", [Attribute(\.text)])
+    static let entity = EntityDescription<Memo>("memo", [AttributeDescription(\.text)])
     init() {}
 }
 

@@ -31,15 +31,15 @@ struct ControllerTests {
     let store: Store
     init() throws { store = try Store.inMemory(records: [Article.self]) }
 
-    func request(_ predicate: Predicate<Article>? = nil, limit: Int? = nil, offset: Int? = nil) -> FetchRequest<Article> {
-        var r = FetchRequest<Article>(predicate: predicate, sortBy: [SortDescriptor(\.score), SortDescriptor(\.title)], limit: limit, offset: offset)
+    func request(_ predicate: Predicate<Article>? = nil, limit: Int? = nil, offset: Int? = nil) -> RecordRequest<Article> {
+        var r = RecordRequest<Article>(predicate: predicate, sortBy: [SortDescriptor(\.score), SortDescriptor(\.title)], limit: limit, offset: offset)
         r.batchSize = 10
         return r
     }
 
     /// Runs `write`, waits for the controller, applies the change set to `model` and
     /// checks it equals a fresh fetch.
-    func step(_ controller: FetchedResultsController<Article>, _ model: inout TableViewModel, _ changes: RecordingDelegate, expectChange: Bool = true, _ write: (Transaction) throws -> Void) async throws -> ChangeSet? {
+    func step(_ controller: FetchedResultsController<Article>, _ model: inout TableViewModel, _ changes: RecordingDelegate, expectChange: Bool = true, _ write: (WriteTransaction) throws -> Void) async throws -> ChangeSet? {
         let before = changes.changeSets.count
         try writeSync(store, write)
         await controller.waitForChanges()
@@ -56,7 +56,7 @@ struct ControllerTests {
 
     @Test func sectionsComeFromTheDatabaseWithoutRecords() throws {
         try seed(store, count: 100)
-        var r = FetchRequest<Article>(sortBy: [SortDescriptor(\.category), SortDescriptor(\.score)])
+        var r = RecordRequest<Article>(sortBy: [SortDescriptor(\.category), SortDescriptor(\.score)])
         r.batchSize = 10
         let controller = FetchedResultsController(r, store: store, sectionBy: .attribute(\.category))
         store.diagnostics.resetCounters()
@@ -80,13 +80,13 @@ struct ControllerTests {
     @Test func sectionKeyMustLeadTheSort() throws {
         let controller = FetchedResultsController(request(), store: store, sectionBy: .attribute(\.category))
         #expect(throws: FolioError.self) { try controller.performFetch() }
-        let noSort = FetchedResultsController(FetchRequest<Article>(), store: store)
+        let noSort = FetchedResultsController(RecordRequest<Article>(), store: store)
         #expect(throws: FolioError.missingSortDescriptor(entity: "article")) { try noSort.performFetch() }
     }
 
     @Test func daySections() throws {
         try seed(store, count: 72)  // one per hour: three days
-        var r = FetchRequest<Article>(sortBy: [SortDescriptor(\.published, order: .reverse)])
+        var r = RecordRequest<Article>(sortBy: [SortDescriptor(\.published, order: .reverse)])
         r.batchSize = 10
         let controller = FetchedResultsController(r, store: store, sectionBy: .day(\.published))
         try controller.performFetch()
@@ -146,7 +146,7 @@ struct ControllerTests {
     }
 
     @Test func sectionedCases() async throws {
-        var r = FetchRequest<Article>(sortBy: [SortDescriptor(\.category), SortDescriptor(\.score)])
+        var r = RecordRequest<Article>(sortBy: [SortDescriptor(\.category), SortDescriptor(\.score)])
         r.batchSize = 5
         let controller = FetchedResultsController(r, store: store, sectionBy: .attribute(\.category))
         let delegate = RecordingDelegate()
@@ -243,7 +243,7 @@ struct ControllerTests {
                 SELECT 'T' || i, 'u' || i, i * 60.0, i % 1000, 'c' || (i % 7), 0 FROM n
                 """)
         }
-        var r = FetchRequest<Article>(sortBy: [SortDescriptor(\.published, order: .reverse)])
+        var r = RecordRequest<Article>(sortBy: [SortDescriptor(\.published, order: .reverse)])
         r.batchSize = 50
         let controller = FetchedResultsController(r, store: store, sectionBy: .day(\.published))
         let changes = RecordingDelegate()
@@ -328,7 +328,7 @@ struct ControllerTests {
 
     @Test func computedSectionKeyReadsOnlyItsColumn() async throws {
         try seed(store, count: 100)
-        var r = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        var r = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
         r.batchSize = 10
         let controller = FetchedResultsController(
             r, store: store, sectionBy: .computed(\.score, name: "tens") { "\($0 / 10 * 10)" })
@@ -353,7 +353,7 @@ struct ControllerTests {
     @Test func sectionsThatDoNotFollowTheSortThrow() async throws {
         try seed(store, count: 10)
         let controller = FetchedResultsController(
-            FetchRequest<Article>(sortBy: [SortDescriptor(\.score)]), store: store,
+            RecordRequest<Article>(sortBy: [SortDescriptor(\.score)]), store: store,
             sectionBy: .computed(\.score, name: "parity") { $0 % 2 == 0 ? "even" : "odd" })
         await #expect(throws: FolioError.self) { try await controller.performFetch() }
     }
@@ -410,14 +410,14 @@ struct ControllerTests {
             }
         }
         let controller = FetchedResultsController(
-            FetchRequest<Article>(sortBy: [SortDescriptor(\.published)]), store: store, sectionBy: .day(\.published))
+            RecordRequest<Article>(sortBy: [SortDescriptor(\.published)]), store: store, sectionBy: .day(\.published))
         try await controller.performFetch()
         #expect(controller.sections.count == 3)  // -∞ and -1e300 clamp together, 1970-01-01, +1e300 and +∞
         #expect(controller.sections[1].name == "1970-01-01")
     }
 
     @Test func sortKeysThatDifferOnlyAfterANULAreOrderedExactly() async throws {
-        var r = FetchRequest<Article>(sortBy: [SortDescriptor(\.title)])
+        var r = RecordRequest<Article>(sortBy: [SortDescriptor(\.title)])
         r.batchSize = 5
         let controller = FetchedResultsController(r, store: store)
         let changes = RecordingDelegate()
@@ -435,12 +435,12 @@ struct ControllerTests {
     @Test func reentrantStoreCallsThrowInsteadOfTrapping() throws {
         try seed(store, count: 3)
         #expect(throws: FolioError.reentrantAccess) {
-            try store.write { tx in _ = try store.count(FetchRequest<Article>()) }
+            try store.write { tx in _ = try store.count(RecordRequest<Article>()) }
         }
         #expect(throws: FolioError.reentrantAccess) {
             try store.read { _ in try store.write { _ in } }
         }
-        #expect(try store.count(FetchRequest<Article>()) == 3, "the store stays usable")
+        #expect(try store.count(RecordRequest<Article>()) == 3, "the store stays usable")
     }
 
     @Test func loadedRecordsTheCommitDidNotTouchAreKept() async throws {
@@ -481,7 +481,7 @@ struct ControllerTests {
 
     @Test func daySectionsIndexByMonthByDefault() async throws {
         try seed(store, count: 24 * 40, categories: [])  // 40 days from 1970-01-01
-        var r = FetchRequest<Article>(sortBy: [SortDescriptor(\.published)])
+        var r = RecordRequest<Article>(sortBy: [SortDescriptor(\.published)])
         r.batchSize = 10
         let controller = FetchedResultsController(r, store: store, sectionBy: .day(\.published))
         try await controller.performFetch()

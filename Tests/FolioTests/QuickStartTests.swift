@@ -5,16 +5,16 @@ import Folio
 // The README's quick start, verbatim between the markers, so that it always compiles.
 
 // quick-start-begin
-struct Bookmark: Record {
+struct Bookmark: PersistentRecord {
     var id: RecordID?
     var title = ""
     var created = Date()
     var starred = false
 
-    static let entity = Entity<Bookmark>("bookmark", [
-        Attribute(\.title),
-        Attribute(\.created, indexed: true),
-        Attribute(\.starred),
+    static let entity = EntityDescription<Bookmark>("bookmark", [
+        AttributeDescription(\.title),
+        AttributeDescription(\.created, indexed: true),
+        AttributeDescription(\.starred),
     ])
 }
 
@@ -28,7 +28,7 @@ func quickStart() async throws -> [String] {
         }
     }
 
-    var request = FetchRequest<Bookmark>(
+    var request = RecordRequest<Bookmark>(
         predicate: #Predicate { $0.starred },
         sortBy: [SortDescriptor(\.created, order: .reverse)])
     request.batchSize = 50

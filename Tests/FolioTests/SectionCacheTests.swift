@@ -3,7 +3,7 @@ import Testing
 @testable import Folio
 
 /// A second declaration of the same table with one more index: a new version hash.
-struct ArticleV2: Record {
+struct ArticleV2: PersistentRecord {
     var id: RecordID?
     var title = ""
     var url = ""
@@ -12,13 +12,13 @@ struct ArticleV2: Record {
     var category: String? = nil
     var isRead = false
 
-    static let entity = Entity<ArticleV2>("article", [
-        Attribute(\.title, indexed: true),
-        Attribute(\.url, unique: true),
-        Attribute(\.published, indexed: true),
-        Attribute(\.score, indexed: true),
-        Attribute(\.category),
-        Attribute(\.isRead),
+    static let entity = EntityDescription<ArticleV2>("article", [
+        AttributeDescription(\.title, indexed: true),
+        AttributeDescription(\.url, unique: true),
+        AttributeDescription(\.published, indexed: true),
+        AttributeDescription(\.score, indexed: true),
+        AttributeDescription(\.category),
+        AttributeDescription(\.isRead),
     ])
 }
 
@@ -34,14 +34,14 @@ struct SectionCacheTests {
         path = directory.appendingPathComponent("store.sqlite").path
     }
 
-    func request(_ predicate: Predicate<Article>? = nil) -> FetchRequest<Article> {
-        var r = FetchRequest<Article>(predicate: predicate, sortBy: [SortDescriptor(\.published, order: .reverse)])
+    func request(_ predicate: Predicate<Article>? = nil) -> RecordRequest<Article> {
+        var r = RecordRequest<Article>(predicate: predicate, sortBy: [SortDescriptor(\.published, order: .reverse)])
         r.batchSize = 20
         return r
     }
 
     /// Opens the store, fetches with the cache, returns the outcome, the snapshot and the scans run.
-    func fetch(_ store: Store, _ request: FetchRequest<Article>, name: String = "feed") async throws -> (SectionCache.Outcome, Snapshot, Int) {
+    func fetch(_ store: Store, _ request: RecordRequest<Article>, name: String = "feed") async throws -> (SectionCache.Outcome, Snapshot, Int) {
         let controller = FetchedResultsController(request, store: store, sectionBy: .day(\.published), cacheName: name)
         store.diagnostics.resetCounters()
         try await controller.performFetch()
@@ -176,7 +176,7 @@ struct ExternalChangeTests {
     @Test func aControllerReloadsAfterAnotherConnectionWrites() async throws {
         let store = try Store.temporary(records: [Article.self])
         try seed(store, count: 50)
-        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
         request.batchSize = 10
         let controller = FetchedResultsController(request, store: store)
         let delegate = RecordingDelegate()
@@ -215,7 +215,7 @@ struct ChangeHubTests {
             }
         }
         began.wait()
-        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
         request.batchSize = 10
         let controller = FetchedResultsController(request, store: store)
         let delegate = RecordingDelegate()
@@ -233,7 +233,7 @@ struct ChangeHubTests {
     @Test func aClosedStoreThrowsStoreClosed() throws {
         let store = try Store.temporary(records: [Article.self])
         try store.close()
-        #expect(throws: FolioError.storeClosed) { try store.count(FetchRequest<Article>()) }
+        #expect(throws: FolioError.storeClosed) { try store.count(RecordRequest<Article>()) }
     }
 }
 

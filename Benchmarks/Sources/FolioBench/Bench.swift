@@ -52,8 +52,8 @@ final class Bench {
                 + "it leaves out the time spent waiting for a core. Where the two verdicts differ, the table shows both (wall; CPU).")
     }
 
-    func request(batchSize: Int) -> Folio.FetchRequest<Article> {
-        var request = Folio.FetchRequest<Article>(sortBy: [SortDescriptor(\Article.published, order: .reverse)])
+    func request(batchSize: Int) -> RecordRequest<Article> {
+        var request = RecordRequest<Article>(sortBy: [SortDescriptor(\Article.published, order: .reverse)])
         request.batchSize = batchSize
         return request
     }

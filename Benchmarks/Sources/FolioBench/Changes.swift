@@ -49,7 +49,7 @@ extension Bench {
     }
 
     /// The synchronous write (in an async context the async overload would be chosen).
-    func write(_ body: (Folio.Transaction) throws -> Void) throws {
+    func write(_ body: (WriteTransaction) throws -> Void) throws {
         try store.write(body)
     }
 
@@ -188,7 +188,7 @@ extension Bench {
     }
 
     /// A 1,000-row transaction of one kind, its records prepared beforehand.
-    func prepareTransaction(_ kind: ChangeKind) throws -> (Folio.Transaction) throws -> Void {
+    func prepareTransaction(_ kind: ChangeKind) throws -> (WriteTransaction) throws -> Void {
         switch kind {
         case .insert:
             // Rowids are never reused and grow by one: the new rows take the next 1,000.

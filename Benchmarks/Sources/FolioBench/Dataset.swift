@@ -4,7 +4,7 @@ import GRDB
 import GRDBSQLite
 
 /// The benchmark's record: a feed article, as in the reference app (seeds/003).
-struct Article: Folio.Record {
+struct Article: PersistentRecord {
     var id: RecordID?
     var title = ""
     var url = ""
@@ -13,13 +13,13 @@ struct Article: Folio.Record {
     var category: String? = nil
     var isRead = false
 
-    static let entity = Entity<Article>("article", [
-        Attribute(\.title),
-        Attribute(\.url),
-        Attribute(\.published, indexed: true),
-        Attribute(\.score),
-        Attribute(\.category),
-        Attribute(\.isRead),
+    static let entity = EntityDescription<Article>("article", [
+        AttributeDescription(\.title),
+        AttributeDescription(\.url),
+        AttributeDescription(\.published, indexed: true),
+        AttributeDescription(\.score),
+        AttributeDescription(\.category),
+        AttributeDescription(\.isRead),
     ])
 
     init() {}

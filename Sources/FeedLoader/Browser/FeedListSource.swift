@@ -18,7 +18,7 @@ final class FeedListSource: FetchedResultsControllerDelegate {
     var onChange: ((ChangeSet) -> Void)?
 
     /// - Parameter tracking: follow the store's changes (the list) or not (a report).
-    init(_ request: FetchRequest<Feed>, store: Store, tracking: Bool, cacheName: String? = nil) {
+    init(_ request: RecordRequest<Feed>, store: Store, tracking: Bool, cacheName: String? = nil) {
         controller = FetchedResultsController(
             request, store: store, sectionBy: .day(\.published, timeZone: Self.timeZone), cacheName: cacheName)
         // Index titles by month: "2025-06".
@@ -29,7 +29,7 @@ final class FeedListSource: FetchedResultsControllerDelegate {
     /// The fixed offset of the day sections, the one times are shown in.
     nonisolated static let timeZone = TimeZone(secondsFromGMT: TimeZone.current.secondsFromGMT()) ?? .gmt
 
-    var request: FetchRequest<Feed> { controller.fetchRequest }
+    var request: RecordRequest<Feed> { controller.fetchRequest }
 
     func performFetch() throws { try controller.performFetch() }
 
@@ -64,7 +64,7 @@ final class FeedListSource: FetchedResultsControllerDelegate {
     }
 
     /// Changes the request of the live controller; the difference comes to ``onChange``.
-    func setRequest(_ request: FetchRequest<Feed>) throws {
+    func setRequest(_ request: RecordRequest<Feed>) throws {
         try controller.setRequest(request)
     }
 
@@ -73,10 +73,10 @@ final class FeedListSource: FetchedResultsControllerDelegate {
     }
 }
 
-extension FetchRequest where R == Feed {
+extension RecordRequest where R == Feed {
     /// The list's request: `filter` in title or source, sorted by date, in batches.
-    static func feedList(filter: String, newestFirst: Bool, batchSize: Int) -> FetchRequest<Feed> {
-        var request = FetchRequest<Feed>(sortBy: newestFirst ? Feed.newestFirst : Feed.oldestFirst, batchSize: batchSize)
+    static func feedList(filter: String, newestFirst: Bool, batchSize: Int) -> RecordRequest<Feed> {
+        var request = RecordRequest<Feed>(sortBy: newestFirst ? Feed.newestFirst : Feed.oldestFirst, batchSize: batchSize)
         let text = filter.trimmingCharacters(in: .whitespaces)
         if !text.isEmpty {
             // Folio's `contains` is exact (SQLite instr, case-sensitive), and its predicates

@@ -53,7 +53,7 @@ struct BrowseCommand: AsyncParsableCommand {
         }
         let interactive = Terminal.isInteractive && !plain
         let size = Terminal.size() ?? Terminal.Size(rows: 24, columns: 80)
-        let request = FetchRequest<Feed>.feedList(filter: "", newestFirst: true, batchSize: Browser.batchSize(for: size))
+        let request = RecordRequest<Feed>.feedList(filter: "", newestFirst: true, batchSize: Browser.batchSize(for: size))
         if interactive {
             let source = FeedListSource(request, store: store, tracking: true, cacheName: "feedloader-list")
             let browser = Browser(

@@ -29,7 +29,7 @@ struct ExportCommand: AsyncParsableCommand {
     @MainActor
     mutating func run() async throws {
         let (store, _) = try options.open()
-        let request = FetchRequest<Feed>.feedList(filter: filter, newestFirst: !oldestFirst, batchSize: 1_000)
+        let request = RecordRequest<Feed>.feedList(filter: filter, newestFirst: !oldestFirst, batchSize: 1_000)
         let exporter = FeedExporter(store: store, request: request, destination: URL(fileURLWithPath: destination))
         let fetching = ProgressBar("Fetching ", total: 0)
         let writing = ProgressBar("Exporting", total: 0)

@@ -14,7 +14,7 @@ import Darwin
 /// fails or is cancelled.
 struct FeedExporter: Sendable {
     let store: Store
-    let request: FetchRequest<Feed>
+    let request: RecordRequest<Feed>
     let destination: URL
 
     enum Phase: Sendable { case fetching, writing }

@@ -58,7 +58,7 @@ struct FeedImporter: Sendable {
     /// How many urls one lookup query asks about.
     static let lookupChunk = 500
 
-    static func store(_ parsed: ParsedFeed, source: String, in tx: Transaction) throws -> ImportReport {
+    static func store(_ parsed: ParsedFeed, source: String, in tx: WriteTransaction) throws -> ImportReport {
         var report = ImportReport(source: source, total: parsed.total, problems: parsed.problems)
         // The last item with a url wins, at the position of the first.
         var order: [String] = []
@@ -74,7 +74,7 @@ struct FeedImporter: Sendable {
         while start < order.count {
             let urls = Array(order[start..<min(start + lookupChunk, order.count)])
             start += lookupChunk
-            let existing = try tx.fetchAll(FetchRequest<Feed>(predicate: #Predicate { urls.contains($0.url) }))
+            let existing = try tx.fetchAll(RecordRequest<Feed>(predicate: #Predicate { urls.contains($0.url) }))
             let stored = Dictionary(existing.map { ($0.url, $0) }, uniquingKeysWith: { first, _ in first })
             for url in urls {
                 guard let item = latest[url] else { continue }

@@ -5,7 +5,7 @@ import Folio
 ///
 /// The `url` is unique: it is how an import recognises an item it already has.
 /// `published` is indexed, because the list sorts and sections by it.
-struct Feed: Record, Equatable {
+struct Feed: PersistentRecord, Equatable {
     var id: RecordID?
     var title = ""
     var url = ""
@@ -14,13 +14,13 @@ struct Feed: Record, Equatable {
     var source = ""
     var imageURL: String?
 
-    static let entity = Entity<Feed>("feed", [
-        Attribute(\.title),
-        Attribute(\.url, unique: true),
-        Attribute(\.published, indexed: true),
-        Attribute(\.summary),
-        Attribute(\.source),
-        Attribute(\.imageURL),
+    static let entity = EntityDescription<Feed>("feed", [
+        AttributeDescription(\.title),
+        AttributeDescription(\.url, unique: true),
+        AttributeDescription(\.published, indexed: true),
+        AttributeDescription(\.summary),
+        AttributeDescription(\.source),
+        AttributeDescription(\.imageURL),
     ])
 
     init() {}

@@ -5,7 +5,7 @@ import GRDB
 /// records, and live change sets (`NSFetchedResultsController`, rebuilt).
 ///
 /// ```swift
-/// var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.published, order: .reverse)])
+/// var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.published, order: .reverse)])
 /// request.batchSize = 50
 /// let controller = FetchedResultsController(request, store: store, sectionBy: .day(\.published))
 /// controller.delegate = self
@@ -26,9 +26,9 @@ import GRDB
 /// when it is still valid (checked against the entity's version hash, the request, the
 /// section key and the store's change token — never trusted blindly).
 @MainActor
-public final class FetchedResultsController<R: Record> {
+public final class FetchedResultsController<R: PersistentRecord> {
     /// The request; change it with ``setRequest(_:)``.
-    public private(set) var fetchRequest: FetchRequest<R>
+    public private(set) var fetchRequest: RecordRequest<R>
     /// The store fetched from.
     public let store: Store
     /// What divides the results into sections, or `nil` for one section.
@@ -58,7 +58,7 @@ public final class FetchedResultsController<R: Record> {
 
     private var presented: ResultsState?
     private var sectionInfos: [SectionInfo]?
-    private var results: FetchedResults<R>?
+    private var results: FetchedRecords<R>?
     private var tracker: ResultsTracker?
     private var deliveryTask: Task<Void, Never>?
     private var appliedSerial: UInt64 = 0
@@ -72,7 +72,7 @@ public final class FetchedResultsController<R: Record> {
     ///     by the section key's attribute.
     ///   - sectionBy: the section key, or `nil` for a single section.
     ///   - cacheName: a plain file name for the persistent section cache.
-    public init(_ request: FetchRequest<R>, store: Store, sectionBy: SectionKey<R>? = nil, cacheName: String? = nil) {
+    public init(_ request: RecordRequest<R>, store: Store, sectionBy: SectionKey<R>? = nil, cacheName: String? = nil) {
         self.fetchRequest = request
         self.store = store
         self.sectionKey = sectionBy
@@ -133,7 +133,7 @@ public final class FetchedResultsController<R: Record> {
     /// reports the difference from what was shown as a change set (also delivered to the
     /// delegate and to ``changes``).
     @discardableResult
-    public func setRequest(_ request: FetchRequest<R>) throws -> ChangeSet {
+    public func setRequest(_ request: RecordRequest<R>) throws -> ChangeSet {
         _ = nextGeneration()
         let (state, tracker) = try load(request)
         fetchRequest = request
@@ -158,7 +158,7 @@ public final class FetchedResultsController<R: Record> {
         }
     }
 
-    private func validatedQuery(_ request: FetchRequest<R>) throws -> (CompiledQuery, SectionExpression?) {
+    private func validatedQuery(_ request: RecordRequest<R>) throws -> (CompiledQuery, SectionExpression?) {
         try store.requireEntity(R.self)
         let query = try request.compile(requireSort: true)
         guard let sectionKey else { return (query, nil) }
@@ -197,7 +197,7 @@ public final class FetchedResultsController<R: Record> {
 
     /// Validates the request and subscribes a tracker first, so that no commit can fall
     /// between the read and the tracking.
-    private func plan(_ request: FetchRequest<R>) throws -> LoadPlan {
+    private func plan(_ request: RecordRequest<R>) throws -> LoadPlan {
         let (query, section) = try validatedQuery(request)
         let cacheURL = try cacheName.map { try SectionCache.url(forName: $0, in: store) }
         var tracker: ResultsTracker? = nil
@@ -251,7 +251,7 @@ public final class FetchedResultsController<R: Record> {
         }
     }
 
-    private func load(_ request: FetchRequest<R>) throws -> (ResultsState, ResultsTracker?) {
+    private func load(_ request: RecordRequest<R>) throws -> (ResultsState, ResultsTracker?) {
         let plan = try plan(request)
         do {
             let loaded = finish(plan, try store.readSync { db in try plan.read(db) })
@@ -263,7 +263,7 @@ public final class FetchedResultsController<R: Record> {
         }
     }
 
-    private func loadAsync(_ request: FetchRequest<R>) async throws -> (ResultsState, ResultsTracker?) {
+    private func loadAsync(_ request: RecordRequest<R>) async throws -> (ResultsState, ResultsTracker?) {
         let plan = try plan(request)
         do {
             let loaded = finish(plan, try await store.read { db in try plan.read(db) })
@@ -405,11 +405,11 @@ public final class FetchedResultsController<R: Record> {
 
     /// The results, lazily loaded in batches of the request's batch size; `nil` before
     /// ``performFetch()``. Never a copied array.
-    public var fetchedObjects: FetchedResults<R>? {
+    public var fetchedObjects: FetchedRecords<R>? {
         if let results { return results }
         guard let presented else { return nil }
         let batchSize = fetchRequest.batchSize > 0 ? fetchRequest.batchSize : Swift.max(1, presented.ids.count)
-        let made = FetchedResults(loader: BatchLoader<R>(
+        let made = FetchedRecords(loader: BatchLoader<R>(
             store: store, identifiers: presented.ids, batchSize: batchSize,
             maxBatches: fetchRequest.batchSize > 0 ? fetchRequest.maxBatchesInMemory : 1,
             inherited: inheritedRecords))

@@ -24,7 +24,7 @@ public enum TrackingMode: Sendable, Hashable {
 /// snapshot variants. Every method has an empty default implementation.
 @MainActor
 public protocol FetchedResultsControllerDelegate<ResultType>: AnyObject {
-    associatedtype ResultType: Record
+    associatedtype ResultType: PersistentRecord
 
     /// A commit changed the results; changes follow.
     func controllerWillChangeContent(_ controller: FetchedResultsController<ResultType>)

@@ -13,7 +13,7 @@ import GRDB
 /// The request's first sort descriptor must order by the same attribute, so that each
 /// section is one run of consecutive results.
 // @unchecked Sendable: the key path is immutable.
-public struct SectionKey<R: Record>: @unchecked Sendable, CustomStringConvertible {
+public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomStringConvertible {
     enum Kind: Hashable {
         case attribute
         case day(offsetSeconds: Int)

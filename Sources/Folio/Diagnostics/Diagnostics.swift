@@ -15,7 +15,7 @@ public final class Diagnostics: Sendable {
         public var statements = 0
         /// Queries that read the identifiers of a fetch request's results in order.
         public var identifierScans = 0
-        /// Batches of records loaded by ``FetchedResults``.
+        /// Batches of records loaded by ``FetchedRecords``.
         public var batchesLoaded = 0
         /// Records decoded from rows.
         public var recordsMaterialized = 0

@@ -4,11 +4,11 @@ import Foundation
 /// `NSAsynchronousFetchRequest`. Create one with ``Store/fetchInBackground(_:priority:)``.
 ///
 /// ```swift
-/// var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.title)])
+/// var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.title)])
 /// request.batchSize = 50
 /// let fetch = store.fetchInBackground(request)
 /// progressView.observedProgress = fetch.progress   // or: for await step in fetch.progressUpdates
-/// let results = try await fetch.value               // FetchedResults<Article>
+/// let results = try await fetch.value               // FetchedRecords<Article>
 /// ```
 ///
 /// The fetch starts at once, on a read connection of the store and off the caller's
@@ -20,7 +20,7 @@ import Foundation
 /// (in the same read transaction as the rows, so the two agree): ``progress`` gets that
 /// total before any row is read, then advances about every 4,096 rows, and ends with
 /// `completedUnitCount == totalUnitCount`. When the request has an
-/// ``FetchRequest/estimatedResultCount``, no count is run and the estimate is honoured
+/// ``RecordRequest/estimatedResultCount``, no count is run and the estimate is honoured
 /// as `NSAsynchronousFetchRequest` does: it is the total, doubled each time the rows read
 /// reach it (so the fraction can fall back, from 0.9 to 0.45 say), and set to the rows
 /// read at the end, so that a successful fetch always finishes at exactly 1.0.
@@ -29,7 +29,7 @@ import Foundation
 /// and cancelling a task that awaits ``value`` all stop the fetch: SQLite is interrupted
 /// even in the middle of one long statement (a sort, a scan), ``value`` throws
 /// `CancellationError`, and the store stays usable.
-public final class BackgroundFetch<R: Record>: Sendable {
+public final class BackgroundFetch<R: PersistentRecord>: Sendable {
     /// The fetch's progress, as a Foundation `Progress`, to bind to a progress view or to
     /// add to a parent (`parent.addChild(fetch.progress, withPendingUnitCount: 1)`).
     ///
@@ -41,9 +41,9 @@ public final class BackgroundFetch<R: Record>: Sendable {
     public let progress: Progress
 
     let storage: BackgroundFetchStorage
-    private let task: Task<FetchedResults<R>, any Error>
+    private let task: Task<FetchedRecords<R>, any Error>
 
-    init(storage: BackgroundFetchStorage, task: Task<FetchedResults<R>, any Error>) {
+    init(storage: BackgroundFetchStorage, task: Task<FetchedRecords<R>, any Error>) {
         self.storage = storage
         self.progress = storage.progress
         self.task = task
@@ -52,7 +52,7 @@ public final class BackgroundFetch<R: Record>: Sendable {
 
     /// The results, once the fetch has read them.
     ///
-    /// With a ``FetchRequest/batchSize``, the background work reads the identifiers only
+    /// With a ``RecordRequest/batchSize``, the background work reads the identifiers only
     /// and the results load their records batch by batch as they are accessed, like
     /// ``Store/fetch(_:)``; without one, every record is loaded in the background.
     ///
@@ -63,7 +63,7 @@ public final class BackgroundFetch<R: Record>: Sendable {
     /// - Throws: `CancellationError` when the fetch was cancelled; a ``FolioError`` for
     ///   an invalid request (an untranslatable predicate, say), a closed store or an
     ///   SQLite error.
-    public var value: FetchedResults<R> {
+    public var value: FetchedRecords<R> {
         get async throws {
             try await withTaskCancellationHandler {
                 try await task.value

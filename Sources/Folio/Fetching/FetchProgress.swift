@@ -17,7 +17,7 @@ public struct FetchProgress: Sendable, Hashable, CustomStringConvertible {
     public var completed: Int
     /// The rows the fetch will read: counted exactly by the database before any row is
     /// read, or, when the request has an
-    /// ``FetchRequest/estimatedResultCount``, that estimate (doubled whenever the rows
+    /// ``RecordRequest/estimatedResultCount``, that estimate (doubled whenever the rows
     /// read reach it, as `NSAsynchronousFetchRequest` does) until the fetch ends.
     public var total: Int
     /// Whether the fetch has read its last row. Only the last update of a successful

@@ -6,7 +6,7 @@ extension Store {
     /// Starts fetching the request's results in the background and returns at once.
     ///
     /// ```swift
-    /// var request = FetchRequest<Article>(
+    /// var request = RecordRequest<Article>(
     ///     predicate: #Predicate { $0.score > 10 },
     ///     sortBy: [SortDescriptor(\.published, order: .reverse)])
     /// request.batchSize = 50
@@ -17,8 +17,8 @@ extension Store {
     ///
     /// The work runs on one of the store's read connections, in one read transaction: the
     /// results count (skipped when the request has an
-    /// ``FetchRequest/estimatedResultCount``), then the identifiers in order (with a
-    /// ``FetchRequest/batchSize``) or the whole records (without one). The caller's actor
+    /// ``RecordRequest/estimatedResultCount``), then the identifiers in order (with a
+    /// ``RecordRequest/batchSize``) or the whole records (without one). The caller's actor
     /// is not blocked, and a file store keeps accepting writes. See ``BackgroundFetch``
     /// for progress and cancellation.
     ///
@@ -29,8 +29,8 @@ extension Store {
     ///   calling task.
     /// - Complexity: O(1) for the caller. In the background: one `COUNT(*)` and one query
     ///   stepping every result; with a batch size, 8 bytes per result and no record.
-    public func fetchInBackground<R: Record>(
-        _ request: FetchRequest<R>, priority: TaskPriority? = nil
+    public func fetchInBackground<R: PersistentRecord>(
+        _ request: RecordRequest<R>, priority: TaskPriority? = nil
     ) -> BackgroundFetch<R> {
         let storage = BackgroundFetchStorage(estimatedTotal: request.estimatedResultCount)
         let task = Task.detached(priority: priority ?? Task.currentPriority) { [self] in
@@ -40,7 +40,7 @@ extension Store {
     }
 
     /// What the read connection produces: identifiers for a batched request, records otherwise.
-    private enum BackgroundPayload<R: Record>: Sendable {
+    private enum BackgroundPayload<R: PersistentRecord>: Sendable {
         case identifiers(IdentifierList)
         case records([R])
 
@@ -52,9 +52,9 @@ extension Store {
         }
     }
 
-    private func runBackgroundFetch<R: Record>(
-        _ request: FetchRequest<R>, storage: BackgroundFetchStorage
-    ) async throws -> FetchedResults<R> {
+    private func runBackgroundFetch<R: PersistentRecord>(
+        _ request: RecordRequest<R>, storage: BackgroundFetchStorage
+    ) async throws -> FetchedRecords<R> {
         do {
             try Task.checkCancellation()
             try requireEntity(R.self)

@@ -2,7 +2,7 @@ import Foundation
 
 /// The stable identity of a stored record: its SQLite rowid.
 ///
-/// Identifiers are what snapshots, change sets and ``FetchedResults`` hold eagerly;
+/// Identifiers are what snapshots, change sets and ``FetchedRecords`` hold eagerly;
 /// records are loaded from them lazily. An identifier is eight bytes.
 public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
     /// The SQLite rowid.

@@ -8,8 +8,8 @@ import GRDB
 /// array (`[a, b].contains($0.x)`), and Bool attributes used as conditions. Anything
 /// else throws ``FolioError/unsupportedPredicate(expression:reason:)`` naming the part;
 /// Folio never falls back to filtering in memory.
-struct PredicateTranslator<R: Record> {
-    let entity: Entity<R>
+struct PredicateTranslator<R: PersistentRecord> {
+    let entity: EntityDescription<R>
 
     func translate(_ predicate: Predicate<R>) throws -> SQLFragment {
         try fragment(predicate.expression)

@@ -1,13 +1,13 @@
 import Foundation
 import GRDB
 
-/// Loads and caches the records of a ``FetchedResults`` batch by batch.
+/// Loads and caches the records of a ``FetchedRecords`` batch by batch.
 ///
 /// A batch is `batchSize` consecutive identifiers, fetched with one statement whose
 /// identifiers are bound as a single JSON array. At most `maxBatches` batches are kept;
 /// the least recently used one is dropped.
 // @unchecked Sendable: `cache` is only touched inside its lock; the rest is immutable.
-final class BatchLoader<R: Record>: @unchecked Sendable {
+final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
     let store: Store
     let identifiers: IdentifierList
     let batchSize: Int

@@ -15,7 +15,7 @@ protocol CommitSubscriber: AnyObject, Sendable {
 /// per committed transaction, and hands them to subscribers on the writer's queue.
 ///
 /// Because it is a GRDB transaction observer on the writer connection, it sees every
-/// write made through the store, including raw SQL on ``Transaction/database``. (GRDB
+/// write made through the store, including raw SQL on ``WriteTransaction/database``. (GRDB
 /// disables SQLite's truncate optimization for observed tables, so `DELETE FROM t`
 /// reports each row.) Writes by other processes are not seen.
 ///

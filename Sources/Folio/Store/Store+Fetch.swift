@@ -5,9 +5,9 @@ extension Store {
     /// Fetches the request's results.
     ///
     /// With a batch size, this runs one query for the identifiers in order and loads no
-    /// record: they are loaded batch by batch as ``FetchedResults`` is accessed. Without
+    /// record: they are loaded batch by batch as ``FetchedRecords`` is accessed. Without
     /// one, every record is loaded now, with one query.
-    public func fetch<R: Record>(_ request: FetchRequest<R>) throws -> FetchedResults<R> {
+    public func fetch<R: PersistentRecord>(_ request: RecordRequest<R>) throws -> FetchedRecords<R> {
         try requireEntity(R.self)
         let query = try request.compile()
         if request.batchSize > 0 {
@@ -21,7 +21,7 @@ extension Store {
     }
 
     /// Fetches the request's results without blocking the caller.
-    public func fetch<R: Record>(_ request: FetchRequest<R>) async throws -> FetchedResults<R> {
+    public func fetch<R: PersistentRecord>(_ request: RecordRequest<R>) async throws -> FetchedRecords<R> {
         try requireEntity(R.self)
         let query = try request.compile()
         if request.batchSize > 0 {
@@ -36,14 +36,14 @@ extension Store {
     }
 
     /// The number of results, counted by SQLite.
-    public func count<R: Record>(_ request: FetchRequest<R>) throws -> Int {
+    public func count<R: PersistentRecord>(_ request: RecordRequest<R>) throws -> Int {
         try requireEntity(R.self)
         let fragment = SQLBuilder.count(try request.compile())
         return try readSync { db in try Int.fetchOne(db, sql: fragment.sql, arguments: fragment.statementArguments) ?? 0 }
     }
 
     /// The identifiers of the results, in order. Loads no record.
-    public func fetchIdentifiers<R: Record>(_ request: FetchRequest<R>) throws -> RecordIDs {
+    public func fetchIdentifiers<R: PersistentRecord>(_ request: RecordRequest<R>) throws -> RecordIDs {
         try requireEntity(R.self)
         let query = try request.compile()
         let (ids, _) = try readSync { db in
@@ -53,7 +53,7 @@ extension Store {
     }
 
     /// The record with `id`, or `nil`.
-    public func fetchOne<R: Record>(_ type: R.Type, id: RecordID) throws -> R? {
+    public func fetchOne<R: PersistentRecord>(_ type: R.Type, id: RecordID) throws -> R? {
         try requireEntity(R.self)
         let sql = SQLBuilder.batch(table: R.entity.name, columns: R.entity.attributes.map(\.column))
         return try readSync { db in
@@ -68,14 +68,14 @@ extension Store {
 
     /// Whole records in the request's order, decoded straight from the stepped statement.
     /// `progress`, when given, is called every `progressInterval` records and at the end.
-    func fetchRecords<R: Record>(
+    func fetchRecords<R: PersistentRecord>(
         _ query: CompiledQuery, in db: Database,
         progressInterval: Int = 4096, progress: ((Int) throws -> Void)? = nil
     ) throws -> [R] {
         try Self.fetchRecords(query, in: db, diagnostics: diagnostics, progressInterval: progressInterval, progress: progress)
     }
 
-    static func fetchRecords<R: Record>(
+    static func fetchRecords<R: PersistentRecord>(
         _ query: CompiledQuery, in db: Database, diagnostics: Diagnostics,
         progressInterval: Int = 4096, progress: ((Int) throws -> Void)? = nil
     ) throws -> [R] {
@@ -93,12 +93,12 @@ extension Store {
         return records
     }
 
-    func makeResults<R: Record>(_ ids: IdentifierList, request: FetchRequest<R>) -> FetchedResults<R> {
-        FetchedResults(loader: BatchLoader(
+    func makeResults<R: PersistentRecord>(_ ids: IdentifierList, request: RecordRequest<R>) -> FetchedRecords<R> {
+        FetchedRecords(loader: BatchLoader(
             store: self, identifiers: ids, batchSize: request.batchSize, maxBatches: request.maxBatchesInMemory))
     }
 
-    func makeResults<R: Record>(records: [R]) -> FetchedResults<R> {
+    func makeResults<R: PersistentRecord>(records: [R]) -> FetchedRecords<R> {
         // One pass builds both the identifiers and the loaded batch.
         var ids = IdentifierList.Builder()
         var loaded: [R?] = []
@@ -107,7 +107,7 @@ extension Store {
             ids.append(record.id!.rawValue)
             loaded.append(record)
         }
-        return FetchedResults(loader: BatchLoader(
+        return FetchedRecords(loader: BatchLoader(
             store: self, identifiers: ids.finish(), batchSize: max(1, records.count), maxBatches: 1, preloaded: loaded))
     }
 }

@@ -26,7 +26,7 @@ public final class Store: Sendable {
     let writer: any DatabaseWriter
     let hub: ChangeHub
     let schemas: [String: EntitySchema]
-    /// Record types found to match `schemas`, with their write statements (``writeSQL(for:)``).
+    /// PersistentRecord types found to match `schemas`, with their write statements (``writeSQL(for:)``).
     private let checkedEntities = Locked<[ObjectIdentifier: EntityWriteSQL]>([:])
     private let removeOnDeinit: URL?
     private let isClosed = Locked(false)
@@ -38,18 +38,18 @@ public final class Store: Sendable {
     /// - Throws: ``FolioError/schemaMismatch(entity:differences:)`` when the file's tables
     ///   differ from the entities, ``FolioError/notADatabase(path:)`` for a file that is
     ///   not SQLite, ``FolioError/sqlite(code:message:sql:arguments:)`` when it cannot be opened.
-    public convenience init(path: String, records: [any Record.Type], cacheDirectory: URL? = nil) throws {
+    public convenience init(path: String, records: [any PersistentRecord.Type], cacheDirectory: URL? = nil) throws {
         try self.init(path: path, inMemory: false, records: records, cacheDirectory: cacheDirectory, removeOnDeinit: nil)
     }
 
     /// A store in memory, for tests and previews. Reads and writes share one connection.
-    public static func inMemory(records: [any Record.Type]) throws -> Store {
+    public static func inMemory(records: [any PersistentRecord.Type]) throws -> Store {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-\(UUID().uuidString)")
         return try Store(path: nil, inMemory: true, records: records, cacheDirectory: directory, removeOnDeinit: directory)
     }
 
     /// A WAL store in a new temporary directory, deleted when the store is deallocated.
-    public static func temporary(records: [any Record.Type]) throws -> Store {
+    public static func temporary(records: [any PersistentRecord.Type]) throws -> Store {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return try Store(
@@ -57,7 +57,7 @@ public final class Store: Sendable {
             cacheDirectory: directory.appendingPathComponent("cache"), removeOnDeinit: directory)
     }
 
-    private init(path: String?, inMemory: Bool, records: [any Record.Type], cacheDirectory: URL?, removeOnDeinit: URL?) throws {
+    private init(path: String?, inMemory: Bool, records: [any PersistentRecord.Type], cacheDirectory: URL?, removeOnDeinit: URL?) throws {
         var schemas: [String: EntitySchema] = [:]
         for type in records {
             let schema = Self.schema(of: type)
@@ -124,7 +124,7 @@ public final class Store: Sendable {
         if let removeOnDeinit { try? FileManager.default.removeItem(at: removeOnDeinit) }
     }
 
-    private static func schema<R: Record>(of type: R.Type) -> EntitySchema { R.entity.schema }
+    private static func schema<R: PersistentRecord>(of type: R.Type) -> EntitySchema { R.entity.schema }
 
     private static func validate(_ schema: EntitySchema) throws {
         try SQLBuilder.validateIdentifier(schema.name, entity: schema.name)
@@ -185,14 +185,14 @@ public final class Store: Sendable {
         return .sqlite(code: error.extendedResultCode.rawValue, message: "unable to open database file at \(path): \(reason)", sql: nil, arguments: nil)
     }
 
-    func requireEntity<R: Record>(_ type: R.Type) throws {
+    func requireEntity<R: PersistentRecord>(_ type: R.Type) throws {
         _ = try writeSQL(for: type)
     }
 
     /// The write statements of a record type, after checking that the type is one of the
     /// store's entities. Both are worked out once per type: building and comparing a
     /// schema, and building SQL text, would otherwise cost more than the write itself.
-    func writeSQL<R: Record>(for type: R.Type) throws -> EntityWriteSQL {
+    func writeSQL<R: PersistentRecord>(for type: R.Type) throws -> EntityWriteSQL {
         let key = ObjectIdentifier(type)
         if let known = checkedEntities.withLock({ $0[key] }) { return known }
         let entity = R.entity
@@ -296,23 +296,23 @@ public final class Store: Sendable {
     /// Runs `body` in one write transaction, committed when it returns and rolled back
     /// when it throws. Every change is reported to live controllers after the commit.
     @discardableResult
-    public func write<T>(_ body: (Transaction) throws -> T) throws -> T {
+    public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
         try requireOpen()
-        return try folio { try writer.write { db in try marked { try body(Transaction(db: db, store: self)) } } }
+        return try folio { try writer.write { db in try marked { try body(WriteTransaction(db: db, store: self)) } } }
     }
 
     /// Runs `body` in one write transaction, off the caller's thread.
     @discardableResult
-    public func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
+    public func write<T: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> T) async throws -> T {
         try requireOpen()
         return try await folio {
-            try await writer.write { db in try self.marked { try body(Transaction(db: db, store: self)) } }
+            try await writer.write { db in try self.marked { try body(WriteTransaction(db: db, store: self)) } }
         }
     }
 
     /// The store's change token for an entity: it grows with every committed write to the
     /// table, by any connection or process (SQLite triggers keep it).
-    public func changeToken<R: Record>(for type: R.Type) throws -> Int64 {
+    public func changeToken<R: PersistentRecord>(for type: R.Type) throws -> Int64 {
         try requireEntity(type)
         return try readSync { db in try Self.changeToken(table: R.entity.name, db) }
     }

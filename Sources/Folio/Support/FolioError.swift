@@ -34,7 +34,7 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The store was closed.
     case storeClosed
     /// A store method was called from inside one of the store's own `read` or `write`
-    /// closures (which would deadlock or trap): use the closure's `Transaction` or `Database`.
+    /// closures (which would deadlock or trap): use the closure's `WriteTransaction` or `Database`.
     case reentrantAccess
     /// An SQLite error: result code, message, the SQL and its arguments.
     case sqlite(code: Int32, message: String, sql: String?, arguments: String?)
@@ -72,7 +72,7 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
         case .storeClosed:
             "The store is closed"
         case .reentrantAccess:
-            "A store method was called inside one of the store's own read or write closures; use the Transaction or Database passed to the closure"
+            "A store method was called inside one of the store's own read or write closures; use the WriteTransaction or Database passed to the closure"
         case .sqlite(let code, let message, let sql, let arguments):
             "SQLite error \(code): \(message)" + (sql.map { " — \($0)" } ?? "") + (arguments.map { " \($0)" } ?? "")
         }

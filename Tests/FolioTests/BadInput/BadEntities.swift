@@ -1,79 +1,79 @@
 import Foundation
 @testable import Folio
 
-// Entity declarations Folio must refuse with `.invalidSchema` before it touches a file.
+// EntityDescription declarations Folio must refuse with `.invalidSchema` before it touches a file.
 
-struct TableNameWithSQL: Folio.Record {
+struct TableNameWithSQL: PersistentRecord {
     var id: RecordID?
     var name = ""
-    static let entity = Entity<TableNameWithSQL>(#"x"; drop table article; --"#, [Attribute(\.name)])
+    static let entity = EntityDescription<TableNameWithSQL>(#"x"; drop table article; --"#, [AttributeDescription(\.name)])
     init() {}
 }
 
-struct ReservedSQLitePrefix: Folio.Record {
+struct ReservedSQLitePrefix: PersistentRecord {
     var id: RecordID?
     var name = ""
-    static let entity = Entity<ReservedSQLitePrefix>("sqlite_things", [Attribute(\.name)])
+    static let entity = EntityDescription<ReservedSQLitePrefix>("sqlite_things", [AttributeDescription(\.name)])
     init() {}
 }
 
-struct ReservedFolioPrefix: Folio.Record {
+struct ReservedFolioPrefix: PersistentRecord {
     var id: RecordID?
     var name = ""
-    static let entity = Entity<ReservedFolioPrefix>("Folio_Entities", [Attribute(\.name)])
+    static let entity = EntityDescription<ReservedFolioPrefix>("Folio_Entities", [AttributeDescription(\.name)])
     init() {}
 }
 
-struct DuplicateColumn: Folio.Record {
+struct DuplicateColumn: PersistentRecord {
     var id: RecordID?
     var first = ""
     var second = ""
-    static let entity = Entity<DuplicateColumn>("duplicate", [Attribute(\.first, column: "same"), Attribute(\.second, column: "SAME")])
+    static let entity = EntityDescription<DuplicateColumn>("duplicate", [AttributeDescription(\.first, column: "same"), AttributeDescription(\.second, column: "SAME")])
     init() {}
 }
 
-struct ColumnNamedID: Folio.Record {
+struct ColumnNamedID: PersistentRecord {
     var id: RecordID?
     var name = ""
-    static let entity = Entity<ColumnNamedID>("idclash", [Attribute(\.name, column: "ID")])
+    static let entity = EntityDescription<ColumnNamedID>("idclash", [AttributeDescription(\.name, column: "ID")])
     init() {}
 }
 
-struct ColumnNameWithSQL: Folio.Record {
+struct ColumnNameWithSQL: PersistentRecord {
     var id: RecordID?
     var name = ""
-    static let entity = Entity<ColumnNameWithSQL>("quoted", [Attribute(\.name, column: #"name" TEXT); DROP TABLE article; --"#)])
+    static let entity = EntityDescription<ColumnNameWithSQL>("quoted", [AttributeDescription(\.name, column: #"name" TEXT); DROP TABLE article; --"#)])
     init() {}
 }
 
-struct ComputedAttribute: Folio.Record {
+struct ComputedAttribute: PersistentRecord {
     var id: RecordID?
     var stored = ""
     var computed: String {
         get { stored }
         set { stored = newValue }
     }
-    static let entity = Entity<ComputedAttribute>("computed", [Attribute(\.computed)])
+    static let entity = EntityDescription<ComputedAttribute>("computed", [AttributeDescription(\.computed)])
     init() {}
 }
 
-struct EmptyTableName: Folio.Record {
+struct EmptyTableName: PersistentRecord {
     var id: RecordID?
     var name = ""
-    static let entity = Entity<EmptyTableName>("", [Attribute(\.name)])
+    static let entity = EntityDescription<EmptyTableName>("", [AttributeDescription(\.name)])
     init() {}
 }
 
-struct OverlongTableName: Folio.Record {
+struct OverlongTableName: PersistentRecord {
     var id: RecordID?
     var name = ""
-    static let entity = Entity<OverlongTableName>(String(repeating: "t", count: 65), [Attribute(\.name)])
+    static let entity = EntityDescription<OverlongTableName>(String(repeating: "t", count: 65), [AttributeDescription(\.name)])
     init() {}
 }
 
-struct NonASCIITableName: Folio.Record {
+struct NonASCIITableName: PersistentRecord {
     var id: RecordID?
     var name = ""
-    static let entity = Entity<NonASCIITableName>("tablé", [Attribute(\.name)])
+    static let entity = EntityDescription<NonASCIITableName>("tablé", [AttributeDescription(\.name)])
     init() {}
 }

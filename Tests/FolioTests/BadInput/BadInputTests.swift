@@ -56,7 +56,7 @@ struct BadInputTests {
 
     @Test func unsupportedPredicateInAFetch() throws {
         let store = try seededStore()
-        let request = FetchRequest<Sample>(predicate: #Predicate { $0.note?.starts(with: "a") == true })
+        let request = RecordRequest<Sample>(predicate: #Predicate { $0.note?.starts(with: "a") == true })
         let expected = FolioError.unsupportedPredicate(expression: "OptionalFlatMap", reason: "Folio has no SQL translation for it")
         try expectRefused(store, expected) { try store.fetch(request) }
         try expectRefused(store, expected) { try store.count(request) }
@@ -95,7 +95,7 @@ struct BadInputTests {
 
     @Test func unknownKeyPathInASortDescriptor() throws {
         let store = try seededStore()
-        var request = FetchRequest<Sample>(sortBy: [SortDescriptor(\.scratch)])
+        var request = RecordRequest<Sample>(sortBy: [SortDescriptor(\.scratch)])
         request.batchSize = 5
         try expectRefused(store, .unknownKeyPath(entity: "sample", keyPath: #"\Sample.scratch"#)) { try store.fetch(request) }
     }
@@ -135,7 +135,7 @@ struct BadInputTests {
 
     @Test func missingSortWhereOneIsRequired() throws {
         let store = try seededStore()
-        let request = FetchRequest<Article>(predicate: #Predicate { $0.score > 3 })
+        let request = RecordRequest<Article>(predicate: #Predicate { $0.score > 3 })
         expectError(.missingSortDescriptor(entity: "article")) { try request.compile(requireSort: true) }
         // A plain fetch needs none: it orders by rowid.
         #expect(try store.fetchIdentifiers(request).map(\.rawValue) == (5...20).map(Int64.init))
@@ -248,7 +248,7 @@ struct BadInputTests {
             }
         }
         for (text, id) in zip(nasty, ids) {
-            #expect(try store.fetchIdentifiers(FetchRequest<Article>(predicate: #Predicate { $0.title == text && $0.url == text })).map { $0 } == [id])
+            #expect(try store.fetchIdentifiers(RecordRequest<Article>(predicate: #Predicate { $0.title == text && $0.url == text })).map { $0 } == [id])
             #expect(try store.fetchOne(Article.self, id: id).map { [$0.title, $0.url, $0.category] } == [text, text, text])
         }
         // Nothing else moved: the first 20 rows and the schema are as they were.
@@ -266,7 +266,7 @@ struct BadInputTests {
         var a = Article(title: huge, url: "huge")
         try store.write { tx in try tx.insert(&a) }
         #expect(try store.fetchOne(Article.self, id: a.id!)?.title == huge)
-        #expect(try store.count(FetchRequest<Article>(predicate: #Predicate { $0.title == huge })) == 1)
+        #expect(try store.count(RecordRequest<Article>(predicate: #Predicate { $0.title == huge })) == 1)
         #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT length(CAST(title AS BLOB)) FROM article WHERE url = 'huge'") } == 10_485_760)
         try store.write { tx in try tx.delete(a) }
         #expect(try StoreState(store).rows == before.rows)
@@ -284,7 +284,7 @@ struct BadInputTests {
         let back = try #require(try store.fetchOne(Sample.self, id: s.id!))
         #expect(back.payload == blob)
         #expect(back.optionalData == blob)
-        #expect(try store.count(FetchRequest<Sample>(predicate: #Predicate { $0.payload == blob })) == 1)
+        #expect(try store.count(RecordRequest<Sample>(predicate: #Predicate { $0.payload == blob })) == 1)
     }
 
     @Test func nanInANonOptionalDouble() throws {
@@ -323,14 +323,14 @@ struct BadInputTests {
     @Test func nanInPredicatesAgreesWithSwift() throws {
         let store = try seededStore()
         let notANumber = Double.nan
-        let samples = try store.fetch(FetchRequest<Sample>()).map { $0! }
+        let samples = try store.fetch(RecordRequest<Sample>()).map { $0! }
         let predicates: [Predicate<Sample>] = [
             #Predicate { $0.value == notANumber }, #Predicate { $0.value != notANumber }, #Predicate { $0.value < notANumber },
             #Predicate { !($0.value >= notANumber) }, #Predicate { $0.optionalValue == notANumber },
         ]
         for predicate in predicates {
             let expected = try samples.filter { try predicate.evaluate($0) }.map(\.id)
-            #expect(try store.fetch(FetchRequest(predicate: predicate)).map { $0?.id } == expected)
+            #expect(try store.fetch(RecordRequest(predicate: predicate)).map { $0?.id } == expected)
         }
     }
 
@@ -349,9 +349,9 @@ struct BadInputTests {
         let ascending = inserted.sorted { ($0.value, $0.id!) < ($1.value, $1.id!) }.map(\.id)
         let descending = inserted.sorted { ($0.value, $0.id!) > ($1.value, $1.id!) }.map(\.id)
         for batchSize in [0, 3] {
-            var forward = FetchRequest<Sample>(sortBy: [SortDescriptor(\.value)])
+            var forward = RecordRequest<Sample>(sortBy: [SortDescriptor(\.value)])
             forward.batchSize = batchSize
-            var backward = FetchRequest<Sample>(sortBy: [SortDescriptor(\.value, order: .reverse)])
+            var backward = RecordRequest<Sample>(sortBy: [SortDescriptor(\.value, order: .reverse)])
             backward.batchSize = batchSize
             let fetched = try store.fetch(forward)
             #expect(fetched.map { $0?.id } == ascending)
@@ -362,14 +362,14 @@ struct BadInputTests {
             }
         }
         // Optional sort keys: nil first, as SQLite orders NULL.
-        let byOptional = try store.fetch(FetchRequest<Sample>(sortBy: [SortDescriptor(\.optionalValue)])).map { $0!.optionalValue }
+        let byOptional = try store.fetch(RecordRequest<Sample>(sortBy: [SortDescriptor(\.optionalValue)])).map { $0!.optionalValue }
         #expect(byOptional.prefix(5).allSatisfy { $0 == nil })
         #expect(Array(byOptional.dropFirst(5)) == byOptional.dropFirst(5).sorted { $0! < $1! })
         let infinity = Double.infinity, negativeInfinity = -Double.infinity
         for predicate in [#Predicate<Sample> { $0.value == infinity }, #Predicate<Sample> { $0.value > 1e308 },
                           #Predicate<Sample> { $0.value < negativeInfinity }, #Predicate<Sample> { $0.value <= negativeInfinity }] {
             let expected = try inserted.filter { try predicate.evaluate($0) }.map(\.id)
-            #expect(try store.fetch(FetchRequest(predicate: predicate)).map { $0?.id } == expected)
+            #expect(try store.fetch(RecordRequest(predicate: predicate)).map { $0?.id } == expected)
         }
     }
 
@@ -386,7 +386,7 @@ struct BadInputTests {
                 return s
             }
         }
-        var request = FetchRequest<Sample>(sortBy: [SortDescriptor(\.taken, order: .reverse)])
+        var request = RecordRequest<Sample>(sortBy: [SortDescriptor(\.taken, order: .reverse)])
         request.batchSize = 4
         let fetched = try store.fetch(request).map { $0! }
         #expect(fetched.map(\.taken) == dates.sorted(by: >))
@@ -398,7 +398,7 @@ struct BadInputTests {
         for predicate in [#Predicate<Sample> { $0.taken >= distantFuture }, #Predicate<Sample> { $0.taken < farPast },
                           #Predicate<Sample> { $0.optionalDate == farPast }] {
             let expected = try inserted.filter { try predicate.evaluate($0) }.map(\.id)
-            #expect(try store.fetch(FetchRequest(predicate: predicate)).map { $0?.id } == expected)
+            #expect(try store.fetch(RecordRequest(predicate: predicate)).map { $0?.id } == expected)
             #expect(!expected.isEmpty)
         }
     }
@@ -408,7 +408,7 @@ struct BadInputTests {
     @Test(arguments: ["limit", "offset", "batchSize", "maxBatchesInMemory"])
     func negativeWindowOrBatchArgument(_ field: String) async throws {
         let store = try seededStore()
-        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
         let message: String
         switch field {
         case "limit": request.limit = -1; message = "limit must not be negative (-1)"
@@ -431,9 +431,9 @@ struct BadInputTests {
         let expected = FolioError.unknownEntity("Unregistered")
         var record = Unregistered()
         record.name = "stray"
-        try expectRefused(store, expected) { try store.fetch(FetchRequest<Unregistered>()) }
-        try expectRefused(store, expected) { try store.count(FetchRequest<Unregistered>()) }
-        try expectRefused(store, expected) { try store.fetchIdentifiers(FetchRequest<Unregistered>()) }
+        try expectRefused(store, expected) { try store.fetch(RecordRequest<Unregistered>()) }
+        try expectRefused(store, expected) { try store.count(RecordRequest<Unregistered>()) }
+        try expectRefused(store, expected) { try store.fetchIdentifiers(RecordRequest<Unregistered>()) }
         try expectRefused(store, expected) { try store.fetchOne(Unregistered.self, id: RecordID(1)) }
         try expectRefused(store, expected) { try store.changeToken(for: Unregistered.self) }
         try expectRefused(store, expected) { try store.write { tx in try tx.insert(&record) } }
@@ -448,13 +448,13 @@ struct BadInputTests {
 
     @Test func aRecordTypeWhoseTableTheStoreDeclaresDifferently() throws {
         let store = try seededStore()
-        try expectRefused(store, .unknownEntity("ArticleRedeclared")) { try store.fetch(FetchRequest<ArticleRedeclared>()) }
+        try expectRefused(store, .unknownEntity("ArticleRedeclared")) { try store.fetch(RecordRequest<ArticleRedeclared>()) }
         var record = ArticleRedeclared()
         try expectRefused(store, .unknownEntity("ArticleRedeclared")) { try store.write { tx in try tx.insert(&record) } }
     }
 
     @Test(arguments: [
-        (TableNameWithSQL.self as any Folio.Record.Type, #"x"; drop table article; --"#, "is not a valid identifier"),
+        (TableNameWithSQL.self as any PersistentRecord.Type, #"x"; drop table article; --"#, "is not a valid identifier"),
         (ReservedSQLitePrefix.self, "sqlite_things", "reserved prefix"),
         (ReservedFolioPrefix.self, "Folio_Entities", "reserved prefix"),
         (DuplicateColumn.self, "duplicate", "the column 'SAME' is declared twice"),
@@ -465,7 +465,7 @@ struct BadInputTests {
         (OverlongTableName.self, String(repeating: "t", count: 65), "at most 64 bytes"),
         (NonASCIITableName.self, "tablé", "is not a valid identifier"),
     ])
-    func anInvalidEntityDeclaration(_ type: any Folio.Record.Type, _ entity: String, _ reason: String) throws {
+    func anInvalidEntityDeclaration(_ type: any PersistentRecord.Type, _ entity: String, _ reason: String) throws {
         let directory = try ScratchDirectory()
         let path = directory.path("never-created.sqlite")
         for open in [{ try Store(path: path, records: [Article.self, type]) }, { try Store.inMemory(records: [type]) }] {
@@ -494,9 +494,9 @@ struct BadInputTests {
             try tx.database.execute(sql: "UPDATE article SET score = 'not a number' WHERE id = 7")
         }
         let expected = FolioError.decoding(column: "score", reason: #"expected an integer, found "not a number""#)
-        expectError(expected) { try store.fetch(FetchRequest<Article>()) }
+        expectError(expected) { try store.fetch(RecordRequest<Article>()) }
         expectError(expected) { try store.fetchOne(Article.self, id: RecordID(7)) }
-        var request = FetchRequest<Article>()
+        var request = RecordRequest<Article>()
         request.batchSize = 5
         let results = try store.fetch(request)
         #expect(results.count == 20)
@@ -506,19 +506,19 @@ struct BadInputTests {
         expectError(expected) { try results.record(at: 5) }
         #expect(results[10]?.score == 10)
         // Filtering and counting still work in SQL.
-        #expect(try store.count(FetchRequest<Article>(predicate: #Predicate { $0.score >= 0 })) == 20)
+        #expect(try store.count(RecordRequest<Article>(predicate: #Predicate { $0.score >= 0 })) == 20)
     }
 
     @Test func aClosedStore() throws {
         let store = try Store.temporary(records: [Article.self])
         try seed(store, count: 3)
         try store.close()
-        expectError(.storeClosed) { try store.fetch(FetchRequest<Article>()) }
-        expectError(.storeClosed) { try store.count(FetchRequest<Article>()) }
+        expectError(.storeClosed) { try store.fetch(RecordRequest<Article>()) }
+        expectError(.storeClosed) { try store.count(RecordRequest<Article>()) }
         expectError(.storeClosed) { try store.write { tx in try tx.deleteAll(Article.self) } }
         expectError(.storeClosed) { try store.read { db in try Int.fetchOne(db, sql: "SELECT 1") } }
         let reopened = try Store(path: store.path!, records: [Article.self])
-        #expect(try reopened.count(FetchRequest<Article>()) == 3)
+        #expect(try reopened.count(RecordRequest<Article>()) == 3)
     }
 
     @Test func insertingAnIdentifierThatIsTaken() throws {

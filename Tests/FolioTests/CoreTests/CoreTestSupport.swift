@@ -5,7 +5,7 @@ import Testing
 
 /// A record with one attribute of every supported type, optional and not, and one stored
 /// property that is deliberately not an attribute (`scratch`).
-struct Sample: Folio.Record {
+struct Sample: PersistentRecord {
     var id: RecordID?
     var name = ""
     var value = 0.0
@@ -24,21 +24,21 @@ struct Sample: Folio.Record {
     /// Not declared in the entity: predicates and sorts on it are unknown key paths.
     var scratch = 0
 
-    static let entity = Entity<Sample>("sample", [
-        Attribute(\.name, unique: true),
-        Attribute(\.value, indexed: true),
-        Attribute(\.taken, indexed: true),
-        Attribute(\.count64),
-        Attribute(\.flag),
-        Attribute(\.payload),
-        Attribute(\.token),
-        Attribute(\.note),
-        Attribute(\.optionalValue),
-        Attribute(\.optionalDate),
-        Attribute(\.optionalData),
-        Attribute(\.optionalToken),
-        Attribute(\.optionalCount),
-        Attribute(\.optionalFlag),
+    static let entity = EntityDescription<Sample>("sample", [
+        AttributeDescription(\.name, unique: true),
+        AttributeDescription(\.value, indexed: true),
+        AttributeDescription(\.taken, indexed: true),
+        AttributeDescription(\.count64),
+        AttributeDescription(\.flag),
+        AttributeDescription(\.payload),
+        AttributeDescription(\.token),
+        AttributeDescription(\.note),
+        AttributeDescription(\.optionalValue),
+        AttributeDescription(\.optionalDate),
+        AttributeDescription(\.optionalData),
+        AttributeDescription(\.optionalToken),
+        AttributeDescription(\.optionalCount),
+        AttributeDescription(\.optionalFlag),
     ])
 
     init() {}
@@ -66,28 +66,28 @@ func sameStoredContent(_ a: Sample, _ b: Sample) -> Bool {
 }
 
 /// A record type that no test store is opened with.
-struct Unregistered: Folio.Record {
+struct Unregistered: PersistentRecord {
     var id: RecordID?
     var name = ""
-    static let entity = Entity<Unregistered>("unregistered", [Attribute(\.name)])
+    static let entity = EntityDescription<Unregistered>("unregistered", [AttributeDescription(\.name)])
     init() {}
 }
 
 /// The `article` table declared differently: `score` is a Double, `category` and
 /// `isRead` are gone, `summary` is new, and `published` lost its index.
-struct ArticleRedeclared: Folio.Record {
+struct ArticleRedeclared: PersistentRecord {
     var id: RecordID?
     var title = ""
     var url = ""
     var published = Date(timeIntervalSince1970: 0)
     var score = 0.0
     var summary = ""
-    static let entity = Entity<ArticleRedeclared>("article", [
-        Attribute(\.title),
-        Attribute(\.url, unique: true),
-        Attribute(\.published),
-        Attribute(\.score, indexed: true),
-        Attribute(\.summary),
+    static let entity = EntityDescription<ArticleRedeclared>("article", [
+        AttributeDescription(\.title),
+        AttributeDescription(\.url, unique: true),
+        AttributeDescription(\.published),
+        AttributeDescription(\.score, indexed: true),
+        AttributeDescription(\.summary),
     ])
     init() {}
 }

@@ -12,7 +12,7 @@ struct DiagnosticsTests {
         #expect(store.diagnostics.counters == Diagnostics.Counters())
         let recorder = SQLRecorder(store)
 
-        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
         request.batchSize = 10
         let results = try store.fetch(request)
         #expect(store.diagnostics.counters.identifierScans == 1)
@@ -21,7 +21,7 @@ struct DiagnosticsTests {
         #expect(store.diagnostics.counters.batchesLoaded == 3)
         #expect(store.diagnostics.counters.recordsMaterialized == 25)  // 10 + 10 + the last 5
 
-        _ = try store.fetch(FetchRequest<Article>(predicate: #Predicate { $0.score < 7 }))
+        _ = try store.fetch(RecordRequest<Article>(predicate: #Predicate { $0.score < 7 }))
         #expect(store.diagnostics.counters.recordsMaterialized == 32)
         #expect(store.diagnostics.counters.identifierScans == 1)
         _ = try store.fetchOne(Article.self, id: RecordID(1))
@@ -43,7 +43,7 @@ struct DiagnosticsTests {
         let store = try Store.inMemory(records: [Article.self])
         try seed(store, count: 10)
         let plain = LinesBox(), expanded = LinesBox()
-        let request = FetchRequest<Article>(predicate: #Predicate { $0.title == "O'Brien" || $0.score > 5 }, limit: 2)
+        let request = RecordRequest<Article>(predicate: #Predicate { $0.title == "O'Brien" || $0.score > 5 }, limit: 2)
         store.diagnostics.logSQL { plain.append($0) }
         _ = try store.count(request)
         store.diagnostics.logSQL(expanded: true) { expanded.append($0) }
@@ -61,7 +61,7 @@ struct DiagnosticsTests {
     func sqlDebugChild() throws {
         let store = try Store.inMemory(records: [Article.self])
         try seed(store, count: 3)
-        _ = try store.fetch(FetchRequest<Article>(predicate: #Predicate { $0.score > 1 }))
+        _ = try store.fetch(RecordRequest<Article>(predicate: #Predicate { $0.score > 1 }))
     }
 
     @Test func theEnvironmentVariableSwitchesTheLogOnWithoutCode() throws {

@@ -135,7 +135,7 @@ struct PredicateTranslationTests {
 
         let recorder = SQLRecorder(store)
         store.diagnostics.resetCounters()
-        let request = FetchRequest<Article>(predicate: c.predicate)
+        let request = RecordRequest<Article>(predicate: c.predicate)
         let fetched = try store.fetch(request).map { $0?.id }
         #expect(fetched == expected, "SQL and Swift disagree on \(c.name)")
         #expect(try store.count(request) == expected.count)
@@ -203,7 +203,7 @@ struct UnsupportedPredicateTests {
     @Test(arguments: cases)
     func unsupportedFormThrowsNamingThePart(_ c: UnsupportedCase) throws {
         let store = try Store.inMemory(records: [Sample.self])
-        let request = FetchRequest<Sample>(predicate: c.predicate)
+        let request = RecordRequest<Sample>(predicate: c.predicate)
         for error in [folioError { try store.fetch(request) }, folioError { try store.count(request) },
                       folioError { try store.fetchIdentifiers(request) },
                       folioError { try store.write { tx in try tx.deleteAll(Sample.self, where: c.predicate) } }] {
@@ -223,7 +223,7 @@ struct UnsupportedPredicateTests {
     ])
     func unsupportedStringMemberThrowsNamingIt(_ name: String, _ predicate: Predicate<Sample>) throws {
         let store = try Store.inMemory(records: [Sample.self])
-        let error = folioError { try store.fetch(FetchRequest(predicate: predicate)) }
+        let error = folioError { try store.fetch(RecordRequest(predicate: predicate)) }
         guard case .unsupportedPredicate(let expression, _)? = error else {
             Issue.record("expected unsupportedPredicate, got \(String(describing: error))")
             return
@@ -233,7 +233,7 @@ struct UnsupportedPredicateTests {
 
     @Test func unknownKeyPathInPredicateThrows() throws {
         let store = try Store.inMemory(records: [Sample.self])
-        let request = FetchRequest<Sample>(predicate: #Predicate { $0.scratch > 0 })
+        let request = RecordRequest<Sample>(predicate: #Predicate { $0.scratch > 0 })
         let expected = FolioError.unknownKeyPath(entity: "sample", keyPath: #"\Sample.scratch"#)
         expectError(expected) { try store.fetch(request) }
         expectError(expected) { try store.count(request) }
@@ -243,7 +243,7 @@ struct UnsupportedPredicateTests {
 
     @Test func unknownKeyPathInSortThrows() throws {
         let store = try Store.inMemory(records: [Sample.self])
-        var request = FetchRequest<Sample>(sortBy: [SortDescriptor(\.name), SortDescriptor(\.scratch)])
+        var request = RecordRequest<Sample>(sortBy: [SortDescriptor(\.name), SortDescriptor(\.scratch)])
         let expected = FolioError.unknownKeyPath(entity: "sample", keyPath: #"\Sample.scratch"#)
         expectError(expected) { try store.fetch(request) }
         expectError(expected) { try store.count(request) }
@@ -251,7 +251,7 @@ struct UnsupportedPredicateTests {
         request.batchSize = 10
         expectError(expected) { try store.fetch(request) }
         // A key path through an attribute to one of its properties is not an attribute either.
-        let nested = FetchRequest<Sample>(sortBy: [SortDescriptor(\Sample.name.count)])
+        let nested = RecordRequest<Sample>(sortBy: [SortDescriptor(\Sample.name.count)])
         guard case .unknownKeyPath(let entity, _)? = folioError({ try store.fetch(nested) }) else {
             Issue.record("expected unknownKeyPath")
             return
@@ -268,6 +268,6 @@ struct UnsupportedPredicateTests {
         expectError(.unknownKeyPath(entity: "sample", keyPath: #"\Sample.scratch"#)) {
             try store.write { tx in var s = Sample(name: "y"); try tx.upsert(&s, onConflict: \.scratch) }
         }
-        #expect(try store.count(FetchRequest<Sample>()) == 1)
+        #expect(try store.count(RecordRequest<Sample>()) == 1)
     }
 }

@@ -4,7 +4,7 @@ import Testing
 @testable import Folio
 
 /// `Article`'s table with `isRead` declared as an Int: the same SQL columns, another schema.
-struct ArticleWithIntegerFlag: Folio.Record {
+struct ArticleWithIntegerFlag: PersistentRecord {
     var id: RecordID?
     var title = ""
     var url = ""
@@ -12,13 +12,13 @@ struct ArticleWithIntegerFlag: Folio.Record {
     var score = 0
     var category: String? = nil
     var isRead = 0
-    static let entity = Entity<ArticleWithIntegerFlag>("article", [
-        Attribute(\.title),
-        Attribute(\.url, unique: true),
-        Attribute(\.published, indexed: true),
-        Attribute(\.score, indexed: true),
-        Attribute(\.category),
-        Attribute(\.isRead),
+    static let entity = EntityDescription<ArticleWithIntegerFlag>("article", [
+        AttributeDescription(\.title),
+        AttributeDescription(\.url, unique: true),
+        AttributeDescription(\.published, indexed: true),
+        AttributeDescription(\.score, indexed: true),
+        AttributeDescription(\.category),
+        AttributeDescription(\.isRead),
     ])
     init() {}
 }
@@ -49,7 +49,7 @@ struct SchemaTests {
             == "folio-entity-1;article;title:string:!:-:-;url:string:!:i:u;published:date:!:i:-;score:integer:!:i:-;category:string:?:-:-;isRead:bool:!:-:-")
         #expect(Article.entity.versionHash == fnv1a64Hex(Article.entity.schema.canonicalText))
         #expect(Article.entity.versionHash == "a62f2ca18ff930e1")  // computed independently
-        let again = Entity<Article>("article", Article.entity.attributes)
+        let again = EntityDescription<Article>("article", Article.entity.attributes)
         #expect(again.versionHash == Article.entity.versionHash)
 
         let base = Article.entity.schema
@@ -77,7 +77,7 @@ struct SchemaTests {
             try store.close()
         }
         let reopened = try Store(path: path, records: [Article.self])
-        #expect(try reopened.count(FetchRequest<Article>()) == 25)
+        #expect(try reopened.count(RecordRequest<Article>()) == 25)
         #expect(try reopened.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") } == "wal")
     }
 
@@ -110,7 +110,7 @@ struct SchemaTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytesBefore)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == filesBefore)
         let original = try Store(path: path, records: [Article.self])
-        #expect(try original.count(FetchRequest<Article>()) == 10)
+        #expect(try original.count(RecordRequest<Article>()) == 10)
     }
 
     @Test func aChangeOnlyTheVersionHashSeesIsAMismatchToo() throws {
@@ -142,7 +142,7 @@ struct SchemaTests {
             }
         }
         let store = try Store(path: path, records: [Article.self])
-        #expect(try store.fetch(FetchRequest<Article>()).map { $0?.title } == ["made elsewhere"])
+        #expect(try store.fetch(RecordRequest<Article>()).map { $0?.title } == ["made elsewhere"])
         #expect(try rawSchema(store).filter { $0.hasPrefix("trigger folio_article_") }.count == 3)
         let token = try store.changeToken(for: Article.self)
         try store.write { tx in var a = Article(title: "new"); try tx.insert(&a) }
@@ -158,8 +158,8 @@ struct SchemaTests {
             #expect(FileManager.default.fileExists(atPath: path))
             #expect(try store.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") } == "wal")
             try seed(store, count: 30)
-            #expect(try store.count(FetchRequest<Article>()) == 30)
-            var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+            #expect(try store.count(RecordRequest<Article>()) == 30)
+            var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
             request.batchSize = 7
             #expect(try store.fetch(request).map { $0!.score } == Array(0..<30))
             // A second connection to the same file sees the committed rows.
@@ -176,7 +176,7 @@ struct SchemaTests {
     @Test func inMemoryStoresAreIndependent() throws {
         let a = try Store.inMemory(records: [Article.self]), b = try Store.inMemory(records: [Article.self])
         try seed(a, count: 3)
-        #expect(try b.count(FetchRequest<Article>()) == 0)
+        #expect(try b.count(RecordRequest<Article>()) == 0)
         #expect(a.path == nil)
     }
 }

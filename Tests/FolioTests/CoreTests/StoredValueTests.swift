@@ -25,11 +25,11 @@ struct StoredValueTests {
             return ids
         }
         #expect(try rawSchema(store) == schemaBefore)
-        #expect(try store.count(FetchRequest<Article>()) == 10 + Self.hostile.count)
+        #expect(try store.count(RecordRequest<Article>()) == 10 + Self.hostile.count)
 
-        var batched = FetchRequest<Article>(predicate: #Predicate { $0.score >= 1_000 }, sortBy: [SortDescriptor(\.score)])
+        var batched = RecordRequest<Article>(predicate: #Predicate { $0.score >= 1_000 }, sortBy: [SortDescriptor(\.score)])
         batched.batchSize = 4
-        let unbatched = FetchRequest<Article>(predicate: #Predicate { $0.score >= 1_000 }, sortBy: [SortDescriptor(\.score)])
+        let unbatched = RecordRequest<Article>(predicate: #Predicate { $0.score >= 1_000 }, sortBy: [SortDescriptor(\.score)])
         for results in [try store.fetch(batched), try store.fetch(unbatched)] {
             #expect(results.map { $0?.title } == Self.hostile)
             #expect(results.map { $0?.url } == Self.hostile.map { "hostile:" + $0 })
@@ -38,21 +38,21 @@ struct StoredValueTests {
         for text in Self.hostile {
             let id = ids[text]!
             #expect(try store.fetchOne(Article.self, id: id)?.title == text)
-            let equal = try store.fetchIdentifiers(FetchRequest<Article>(predicate: #Predicate { $0.title == text }))
+            let equal = try store.fetchIdentifiers(RecordRequest<Article>(predicate: #Predicate { $0.title == text }))
             #expect(Array(equal) == [id], "== \(text.debugDescription)")
-            let optionalEqual = try store.fetchIdentifiers(FetchRequest<Article>(predicate: #Predicate { $0.category == text }))
+            let optionalEqual = try store.fetchIdentifiers(RecordRequest<Article>(predicate: #Predicate { $0.category == text }))
             #expect(Array(optionalEqual) == [id], "optional == \(text.debugDescription)")
-            let member = try store.fetchIdentifiers(FetchRequest<Article>(predicate: #Predicate { [text, "zzz"].contains($0.title) }))
+            let member = try store.fetchIdentifiers(RecordRequest<Article>(predicate: #Predicate { [text, "zzz"].contains($0.title) }))
             #expect(Array(member) == [id], "IN \(text.debugDescription)")
         }
         // contains and starts(with:) agree with Swift on every stored string, NULs included.
-        let everything = try store.fetch(FetchRequest<Article>()).map { $0! }
+        let everything = try store.fetch(RecordRequest<Article>()).map { $0! }
         for needle in ["\0", "a\0", "\0b", "'", "🎉", "--", "%", "NUL\0", "O'"] {
             let contains = #Predicate<Article> { $0.title.contains(needle) }
             let startsWith = #Predicate<Article> { $0.title.starts(with: needle) }
             for predicate in [contains, startsWith] {
                 let expected = try everything.filter { try predicate.evaluate($0) }.map { $0.id! }
-                #expect(Array(try store.fetchIdentifiers(FetchRequest(predicate: predicate))) == expected,
+                #expect(Array(try store.fetchIdentifiers(RecordRequest(predicate: predicate))) == expected,
                         "needle \(needle.debugDescription)")
             }
             #expect(try everything.contains { try contains.evaluate($0) })
@@ -70,8 +70,8 @@ struct StoredValueTests {
                 #expect(first.id == second.id, "upsert by \(text.debugDescription) inserted twice")
             }
         }
-        #expect(try store.count(FetchRequest<Article>()) == Self.hostile.count)
-        let all = try store.fetch(FetchRequest<Article>()).map { $0! }
+        #expect(try store.count(RecordRequest<Article>()) == Self.hostile.count)
+        let all = try store.fetch(RecordRequest<Article>()).map { $0! }
         #expect(all.map(\.url) == Self.hostile)
         #expect(all.map(\.title) == Self.hostile)
         for text in Self.hostile {
@@ -80,7 +80,7 @@ struct StoredValueTests {
             }
             #expect(changed == 1)
         }
-        #expect(try store.fetch(FetchRequest<Article>()).map { $0!.category } == Self.hostile)
+        #expect(try store.fetch(RecordRequest<Article>()).map { $0!.category } == Self.hostile)
     }
 
     @Test func everyAttributeTypeRoundTrips() throws {
@@ -111,7 +111,7 @@ struct StoredValueTests {
         }
         let expectedTypes = ["real", "real", "integer", "integer", "blob", "blob", "blob"].map(\.databaseValue) + [16.databaseValue]
         #expect(Array(typeof.databaseValues) == expectedTypes)
-        var request = FetchRequest<Sample>(sortBy: [SortDescriptor(\.name, order: .reverse)])
+        var request = RecordRequest<Sample>(sortBy: [SortDescriptor(\.name, order: .reverse)])
         for batchSize in [0, 1] {
             request.batchSize = batchSize
             let fetched = try store.fetch(request).map { $0! }
@@ -129,7 +129,7 @@ struct StoredValueTests {
             #Predicate { $0.optionalFlag == false }, #Predicate { $0.optionalCount != nil },
         ]
         for predicate in predicates {
-            #expect(Array(try store.fetchIdentifiers(FetchRequest(predicate: predicate))) == [full.id!])
+            #expect(Array(try store.fetchIdentifiers(RecordRequest(predicate: predicate))) == [full.id!])
         }
     }
 
@@ -145,6 +145,6 @@ struct StoredValueTests {
         #expect(back?.name == big.name)
         #expect(back?.payload == big.payload)
         let suffix = "\0end"
-        #expect(try store.count(FetchRequest<Sample>(predicate: #Predicate { $0.name.contains(suffix) })) == 1)
+        #expect(try store.count(RecordRequest<Sample>(predicate: #Predicate { $0.name.contains(suffix) })) == 1)
     }
 }

@@ -90,7 +90,7 @@ struct WriteTests {
         }
         #expect(results == [true, false, true, false, false])
         #expect(queries(recorder) == Array(repeating: #"DELETE FROM "article" WHERE "id" = ?"#, count: 4))
-        #expect(try store.fetchIdentifiers(FetchRequest<Article>()).map(\.rawValue) == [3, 4])
+        #expect(try store.fetchIdentifiers(RecordRequest<Article>()).map(\.rawValue) == [3, 4])
     }
 
     @Test func upsertInsertsThenUpdatesByTheUniqueColumn() throws {
@@ -100,12 +100,12 @@ struct WriteTests {
         var fresh = Article(title: "fresh", url: "https://example.com/new", score: 10)
         try store.write { tx in try tx.upsert(&fresh, onConflict: \.url) }
         #expect(fresh.id == RecordID(4))
-        #expect(try store.count(FetchRequest<Article>()) == 4)
+        #expect(try store.count(RecordRequest<Article>()) == 4)
 
         var again = Article(title: "updated", url: "https://example.com/new", score: 11, category: "z")
         try store.write { tx in try tx.upsert(&again, onConflict: \.url) }
         #expect(again.id == fresh.id)
-        #expect(try store.count(FetchRequest<Article>()) == 4)
+        #expect(try store.count(RecordRequest<Article>()) == 4)
         #expect(try store.fetchOne(Article.self, id: fresh.id!) == again)
 
         // An existing seeded row, by its url.
@@ -132,7 +132,7 @@ struct WriteTests {
     @Test func updateAllChangesRowsInSQLWithoutLoadingRecords() throws {
         let store = try Store.inMemory(records: [Article.self])
         try seed(store, count: 200)
-        let all = try store.fetch(FetchRequest<Article>()).map { $0! }
+        let all = try store.fetch(RecordRequest<Article>()).map { $0! }
         let predicate = #Predicate<Article> { $0.score >= 150 || $0.category == nil }
         let expected = try all.filter { try predicate.evaluate($0) }
         store.diagnostics.resetCounters()
@@ -146,7 +146,7 @@ struct WriteTests {
         #expect(queries(recorder) == [
             #"UPDATE "article" SET "isRead" = ?, "category" = ? WHERE (("score" >= ?) OR ("category" IS NULL))"#,
         ])
-        let after = try store.fetch(FetchRequest<Article>()).map { $0! }
+        let after = try store.fetch(RecordRequest<Article>()).map { $0! }
         let ids = Set(expected.map(\.id))
         for (old, new) in zip(all, after) {
             if ids.contains(old.id) {
@@ -173,7 +173,7 @@ struct WriteTests {
     @Test func deleteAllDeletesRowsInSQLWithoutLoadingRecords() throws {
         let store = try Store.inMemory(records: [Article.self])
         try seed(store, count: 100)
-        let all = try store.fetch(FetchRequest<Article>()).map { $0! }
+        let all = try store.fetch(RecordRequest<Article>()).map { $0! }
         let predicate = #Predicate<Article> { $0.title.contains("7") && $0.category != "a" }
         let survivors = try all.filter { try !predicate.evaluate($0) }
         store.diagnostics.resetCounters()
@@ -183,9 +183,9 @@ struct WriteTests {
         #expect(deleted > 0)
         #expect(store.diagnostics.counters.recordsMaterialized == 0)
         #expect(queries(recorder) == [#"DELETE FROM "article" WHERE ((instr("title", ?) > 0) AND ("category" IS NOT ?))"#])
-        #expect(try store.fetch(FetchRequest<Article>()).map { $0! } == survivors)
+        #expect(try store.fetch(RecordRequest<Article>()).map { $0! } == survivors)
         #expect(try store.write { tx in try tx.deleteAll(Article.self) } == survivors.count)
-        #expect(try store.count(FetchRequest<Article>()) == 0)
+        #expect(try store.count(RecordRequest<Article>()) == 0)
     }
 
     @Test func aThrowingWriteRollsBackEverything() throws {
@@ -243,7 +243,7 @@ struct WriteTests {
         }
         #expect(subscriber.all == [[2, 3, 5, 6]])
         #expect(try store.changeToken(for: Article.self) > tokenBefore)
-        let fetched = try store.fetch(FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])).map { $0! }
+        let fetched = try store.fetch(RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])).map { $0! }
         #expect(fetched.map(\.score) == [0, 3, 42, 101, 102])
         #expect(fetched[2].title == "raw")
         // Raw reads go through store.read.
@@ -277,7 +277,7 @@ struct WriteTests {
         let (count, titles) = try store.write { tx in
             var a = Article(title: "inside", url: "inside:1", score: 100)
             try tx.insert(&a)
-            let request = FetchRequest<Article>(predicate: #Predicate { $0.score >= 3 }, sortBy: [SortDescriptor(\.score)])
+            let request = RecordRequest<Article>(predicate: #Predicate { $0.score >= 3 }, sortBy: [SortDescriptor(\.score)])
             return (try tx.count(request), try tx.fetchAll(request).map(\.title))
         }
         #expect(count == 2)

@@ -89,7 +89,7 @@ struct ConcurrencyTests {
 
     /// One transaction: moves score between rows, inserts a row and deletes another
     /// (handing its score on), sometimes reshuffles many rows. Count and sum stay.
-    nonisolated static func writeOne(_ tx: Transaction, _ n: Int) throws {
+    nonisolated static func writeOne(_ tx: WriteTransaction, _ n: Int) throws {
         let db = tx.database
         let ids = try Int64.fetchAll(db, sql: "SELECT id FROM article ORDER BY random() LIMIT 3")
         guard ids.count == 3 else { return }
@@ -125,12 +125,12 @@ struct ConcurrencyTests {
         let stop = Locked(false)
 
         // Controllers: unsectioned, sectioned with a predicate, windowed — all tracked.
-        var byScore = Folio.FetchRequest<Article>(sortBy: [SortDescriptor(\.score), SortDescriptor(\.title)])
+        var byScore = RecordRequest<Article>(sortBy: [SortDescriptor(\.score), SortDescriptor(\.title)])
         byScore.batchSize = 20
-        var byCategory = Folio.FetchRequest<Article>(
+        var byCategory = RecordRequest<Article>(
             predicate: #Predicate { $0.score >= 5 }, sortBy: [SortDescriptor(\.category), SortDescriptor(\.published, order: .reverse)])
         byCategory.batchSize = 20
-        var window = Folio.FetchRequest<Article>(sortBy: [SortDescriptor(\.published, order: .reverse)], limit: 30, offset: 10)
+        var window = RecordRequest<Article>(sortBy: [SortDescriptor(\.published, order: .reverse)], limit: 30, offset: 10)
         window.batchSize = 10
         let controllers = [
             FetchedResultsController(byScore, store: store),
@@ -181,7 +181,7 @@ struct ConcurrencyTests {
         })
         // Whole fetches (one query, so one consistent state) and counts, async.
         readers.append(Task.detached {
-            let all = Folio.FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+            let all = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
             while !stop.current {
                 do {
                     let results = try await store.fetch(all)
@@ -200,8 +200,8 @@ struct ConcurrencyTests {
         })
         // Batched results read while rows change under them: never a wrong record.
         readers.append(Task.detached {
-            let request: Folio.FetchRequest<Article> = {
-                var request = Folio.FetchRequest<Article>(sortBy: [SortDescriptor(\.published), SortDescriptor(\.title)])
+            let request: RecordRequest<Article> = {
+                var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.published), SortDescriptor(\.title)])
                 request.batchSize = 16
                 request.maxBatchesInMemory = 2
                 return request

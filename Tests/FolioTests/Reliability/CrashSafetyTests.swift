@@ -4,18 +4,18 @@ import Testing
 @testable import Folio
 
 /// The record FolioCrashImporter imports (the same entity, declared again here).
-struct CrashItem: Folio.Record {
+struct CrashItem: PersistentRecord {
     var id: RecordID?
     var batch = 0
     var sequence = 0
     var title = ""
     var category: String? = nil
 
-    static let entity = Entity<CrashItem>("item", [
-        Attribute(\.batch, indexed: true),
-        Attribute(\.sequence),
-        Attribute(\.title),
-        Attribute(\.category),
+    static let entity = EntityDescription<CrashItem>("item", [
+        AttributeDescription(\.batch, indexed: true),
+        AttributeDescription(\.sequence),
+        AttributeDescription(\.title),
+        AttributeDescription(\.category),
     ])
 }
 
@@ -216,7 +216,7 @@ struct CrashSafetyTests {
     /// child's cache name equals it, whatever it did with the cache (returned).
     @MainActor
     static func checkControllers(_ store: Store, numbers: [Int], expectedIDs: [Int64], context: String) async throws -> SectionCache.Outcome {
-        var request = Folio.FetchRequest<CrashItem>(sortBy: [SortDescriptor(\.batch, order: .reverse), SortDescriptor(\.sequence)])
+        var request = RecordRequest<CrashItem>(sortBy: [SortDescriptor(\.batch, order: .reverse), SortDescriptor(\.sequence)])
         request.batchSize = 100
         let plain = FetchedResultsController(request, store: store, sectionBy: .attribute(\.batch))
         try await plain.performFetch()

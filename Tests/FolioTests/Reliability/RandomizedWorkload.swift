@@ -123,7 +123,7 @@ final class Workload {
         stats["controllers"] = tracked.count
     }
 
-    func write(_ label: String, _ body: (Transaction) throws -> Void) throws {
+    func write(_ label: String, _ body: (WriteTransaction) throws -> Void) throws {
         log.append("#\(transaction) \(label)")
         try writeSync(store, body)
     }
@@ -328,7 +328,7 @@ final class Workload {
         return Date(timeIntervalSince1970: day * 86_400 + hour * 3_600 + rng.pick([0, 0, 0.5, 59.25]))
     }
 
-    func insertRandom(_ tx: Transaction) throws {
+    func insertRandom(_ tx: WriteTransaction) throws {
         var a = randomArticle()
         try tx.insert(&a)
     }

@@ -6,7 +6,7 @@ import Testing
 @Suite("Reliability regressions")
 @MainActor
 struct RegressionTests {
-    func tracked(_ store: Store, _ request: FetchRequest<Article>, sectionBy: SectionKey<Article>? = nil)
+    func tracked(_ store: Store, _ request: RecordRequest<Article>, sectionBy: SectionKey<Article>? = nil)
         throws -> (FetchedResultsController<Article>, EventRecorder, TableViewModel) {
         let controller = FetchedResultsController(request, store: store, sectionBy: sectionBy)
         let recorder = EventRecorder()
@@ -15,8 +15,8 @@ struct RegressionTests {
         return (controller, recorder, TableViewModel(controller.snapshot))
     }
 
-    static func request(_ sortBy: [SortDescriptor<Article>] = [SortDescriptor(\.score)]) -> FetchRequest<Article> {
-        FetchRequest<Article>(sortBy: sortBy)
+    static func request(_ sortBy: [SortDescriptor<Article>] = [SortDescriptor(\.score)]) -> RecordRequest<Article> {
+        RecordRequest<Article>(sortBy: sortBy)
     }
 
     /// SQLite's update hook reports an UPDATE of the rowid under the new rowid only: the

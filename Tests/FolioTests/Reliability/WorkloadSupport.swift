@@ -188,7 +188,7 @@ enum SwiftOracle {
         var description: String { "\(name.isEmpty && isNil ? "nil" : name):\(ids.map(\.rawValue))" }
     }
 
-    static func results(_ rows: [Int64: ArticleRow], request: Folio.FetchRequest<Article>, sections: ControllerSpec.Sections) throws -> [Section] {
+    static func results(_ rows: [Int64: ArticleRow], request: RecordRequest<Article>, sections: ControllerSpec.Sections) throws -> [Section] {
         var matching: [ArticleRow] = []
         for row in rows.values {
             if let predicate = request.predicate, try !predicate.evaluate(row.article) { continue }
@@ -324,8 +324,8 @@ struct ControllerSpec: CustomStringConvertible {
             limit: window.limit, offset: window.offset, batchSize: rng.pick([0, 1, 10, 50]))
     }
 
-    var request: Folio.FetchRequest<Article> {
-        var r = Folio.FetchRequest<Article>(
+    var request: RecordRequest<Article> {
+        var r = RecordRequest<Article>(
             predicate: Self.predicates[predicate].1, sortBy: Self.sorts[sections]![sort].1, limit: limit, offset: offset)
         r.batchSize = batchSize
         return r

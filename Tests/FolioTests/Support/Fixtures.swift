@@ -2,7 +2,7 @@ import Foundation
 import Folio
 
 /// The record most tests use.
-struct Article: Record, Equatable {
+struct Article: PersistentRecord, Equatable {
     var id: RecordID?
     var title = ""
     var url = ""
@@ -11,13 +11,13 @@ struct Article: Record, Equatable {
     var category: String? = nil
     var isRead = false
 
-    static let entity = Entity<Article>("article", [
-        Attribute(\.title),
-        Attribute(\.url, unique: true),
-        Attribute(\.published, indexed: true),
-        Attribute(\.score, indexed: true),
-        Attribute(\.category),
-        Attribute(\.isRead),
+    static let entity = EntityDescription<Article>("article", [
+        AttributeDescription(\.title),
+        AttributeDescription(\.url, unique: true),
+        AttributeDescription(\.published, indexed: true),
+        AttributeDescription(\.score, indexed: true),
+        AttributeDescription(\.category),
+        AttributeDescription(\.isRead),
     ])
 
     init() {}
@@ -58,6 +58,6 @@ final class SQLRecorder: @unchecked Sendable {
 }
 
 /// The synchronous `write`, callable from async tests (where the async overload wins).
-func writeSync<T>(_ store: Store, _ body: (Transaction) throws -> T) throws -> T {
+func writeSync<T>(_ store: Store, _ body: (WriteTransaction) throws -> T) throws -> T {
     try store.write(body)
 }

@@ -5,7 +5,7 @@ import GRDB
 ///
 /// Everything done here, the raw SQL on ``database`` included, is committed together
 /// and reported to live controllers once, after the commit.
-public struct Transaction {
+public struct WriteTransaction {
     /// The GRDB connection of the transaction: the raw-SQL escape hatch. Writes made with
     /// it are still reported to controllers (except to `WITHOUT ROWID` tables and rows
     /// removed by `INSERT OR REPLACE`, which SQLite does not report).
@@ -18,7 +18,7 @@ public struct Transaction {
     }
 
     /// Inserts a record and sets its `id` to the new rowid (or uses the `id` it has).
-    public func insert<R: Record>(_ record: inout R) throws {
+    public func insert<R: PersistentRecord>(_ record: inout R) throws {
         let sql = try store.writeSQL(for: R.self)
         var values = try R.entity.writableValues(record)
         try folio {
@@ -34,7 +34,7 @@ public struct Transaction {
 
     /// Updates every attribute of a stored record.
     /// - Throws: ``FolioError/recordNotFound(entity:id:)`` if it has no `id` or no row.
-    public func update<R: Record>(_ record: R) throws {
+    public func update<R: PersistentRecord>(_ record: R) throws {
         let sql = try store.writeSQL(for: R.self)
         let entity = R.entity
         guard let id = record.id else { throw FolioError.recordNotFound(entity: entity.name, id: nil) }
@@ -47,14 +47,14 @@ public struct Transaction {
 
     /// Deletes a record; returns whether a row was deleted.
     @discardableResult
-    public func delete<R: Record>(_ record: R) throws -> Bool {
+    public func delete<R: PersistentRecord>(_ record: R) throws -> Bool {
         guard let id = record.id else { return false }
         return try delete(R.self, id: id)
     }
 
     /// Deletes the record with `id`; returns whether a row was deleted.
     @discardableResult
-    public func delete<R: Record>(_ type: R.Type, id: RecordID) throws -> Bool {
+    public func delete<R: PersistentRecord>(_ type: R.Type, id: RecordID) throws -> Bool {
         let sql = try store.writeSQL(for: R.self)
         try folio {
             try database.cachedStatement(sql: sql.delete).execute(arguments: [id.rawValue])
@@ -67,7 +67,7 @@ public struct Transaction {
     ///
     /// Uses `INSERT … ON CONFLICT(key) DO UPDATE`, which SQLite reports as an insert or
     /// an update (`INSERT OR REPLACE` would delete rows unseen).
-    public func upsert<R: Record, V: AttributeValue>(_ record: inout R, onConflict key: KeyPath<R, V>) throws {
+    public func upsert<R: PersistentRecord, V: AttributeValue>(_ record: inout R, onConflict key: KeyPath<R, V>) throws {
         try store.requireEntity(R.self)
         let entity = R.entity
         guard let attribute = entity.attribute(for: key) else {
@@ -95,7 +95,7 @@ public struct Transaction {
     /// (Core Data's `NSBatchUpdateRequest` — whose changes its controllers never saw;
     /// Folio's controllers do). Returns the number of rows changed.
     @discardableResult
-    public func updateAll<R: Record>(
+    public func updateAll<R: PersistentRecord>(
         _ type: R.Type, where predicate: Predicate<R>? = nil, set assignments: [Assignment<R>]
     ) throws -> Int {
         try store.requireEntity(R.self)
@@ -115,7 +115,7 @@ public struct Transaction {
     /// Deletes every row that matches `predicate` (all rows when `nil`), loading no
     /// record. Returns the number of rows deleted.
     @discardableResult
-    public func deleteAll<R: Record>(_ type: R.Type, where predicate: Predicate<R>? = nil) throws -> Int {
+    public func deleteAll<R: PersistentRecord>(_ type: R.Type, where predicate: Predicate<R>? = nil) throws -> Int {
         try store.requireEntity(R.self)
         let entity = R.entity
         let filter = try predicate.map { try PredicateTranslator(entity: entity).translate($0) }
@@ -133,22 +133,22 @@ public struct Transaction {
     }
 
     /// Every matching record, loaded now, in the transaction.
-    public func fetchAll<R: Record>(_ request: FetchRequest<R>) throws -> [R] {
+    public func fetchAll<R: PersistentRecord>(_ request: RecordRequest<R>) throws -> [R] {
         try store.requireEntity(R.self)
         return try store.fetchRecords(request.compile(), in: database)
     }
 
     /// The number of matching records, in the transaction.
-    public func count<R: Record>(_ request: FetchRequest<R>) throws -> Int {
+    public func count<R: PersistentRecord>(_ request: RecordRequest<R>) throws -> Int {
         try store.requireEntity(R.self)
         let fragment = SQLBuilder.count(try request.compile())
         return try folio { try Int.fetchOne(database, sql: fragment.sql, arguments: fragment.statementArguments) ?? 0 }
     }
 }
 
-/// One `column = value` of ``Transaction/updateAll(_:where:set:)``.
+/// One `column = value` of ``WriteTransaction/updateAll(_:where:set:)``.
 // @unchecked Sendable: the key path is immutable and the value is a stored value.
-public struct Assignment<R: Record>: @unchecked Sendable {
+public struct Assignment<R: PersistentRecord>: @unchecked Sendable {
     let keyPath: AnyKeyPath
     let value: DatabaseValue
 

@@ -1,10 +1,10 @@
 import Foundation
 import GRDB
 
-/// One stored property of a ``Record``: a writable key path mapped to a column.
+/// One stored property of a ``PersistentRecord``: a writable key path mapped to a column.
 // @unchecked Sendable: the stored key path is an immutable value, and the two closures
 // capture only that key path; none of them holds mutable state.
-public struct Attribute<Root: Record>: @unchecked Sendable {
+public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable {
     /// The column name.
     public let column: String
     /// How the value is stored.
@@ -13,7 +13,7 @@ public struct Attribute<Root: Record>: @unchecked Sendable {
     public let isOptional: Bool
     /// Whether Folio creates an index on the column (do so for sort and section keys).
     public let isIndexed: Bool
-    /// Whether the column is unique (the key of ``Transaction/upsert(_:onConflict:)``).
+    /// Whether the column is unique (the key of ``WriteTransaction/upsert(_:onConflict:)``).
     public let isUnique: Bool
     /// The key path of the property.
     public let keyPath: PartialKeyPath<Root>
@@ -33,7 +33,7 @@ public struct Attribute<Root: Record>: @unchecked Sendable {
         indexed: Bool = false,
         unique: Bool = false
     ) {
-        let name = column ?? Attribute.propertyName(of: keyPath)
+        let name = column ?? AttributeDescription.propertyName(of: keyPath)
         self.column = name
         self.type = Value.attributeType
         self.isOptional = Value.isOptional

@@ -3,7 +3,7 @@ import Foundation
 /// What to fetch: a predicate, an order, a window and a batch size.
 ///
 /// ```swift
-/// var request = FetchRequest<Article>(
+/// var request = RecordRequest<Article>(
 ///     predicate: #Predicate { $0.score > 10 },
 ///     sortBy: [SortDescriptor(\.published, order: .reverse)])
 /// request.batchSize = 50
@@ -13,7 +13,7 @@ import Foundation
 /// Sorting is total and stable: Folio appends the rowid to the sort, so ties in the
 /// sort keys always come back in the same order. Strings sort by their UTF-8 bytes
 /// (SQLite's `BINARY` collation).
-public struct FetchRequest<R: Record>: Sendable {
+public struct RecordRequest<R: PersistentRecord>: Sendable {
     /// Which records; `nil` for all. Translated to SQL; a part Folio cannot translate
     /// throws ``FolioError/unsupportedPredicate(expression:reason:)`` when the request is used.
     public var predicate: Predicate<R>?
@@ -27,7 +27,7 @@ public struct FetchRequest<R: Record>: Sendable {
     /// Records are loaded in batches of this size as they are accessed; `0` loads every
     /// record at once when fetched, as Core Data does.
     public var batchSize: Int
-    /// How many loaded batches ``FetchedResults`` keeps (least recently used dropped).
+    /// How many loaded batches ``FetchedRecords`` keeps (least recently used dropped).
     public var maxBatchesInMemory: Int
     /// An estimate of the number of results, honoured by background fetches as
     /// `NSAsynchronousFetchRequest` does; `nil` lets Folio count exactly.
@@ -79,7 +79,7 @@ struct CompiledQuery: Sendable, Hashable {
     }
 }
 
-extension FetchRequest {
+extension RecordRequest {
     /// Validates and translates the request.
     func compile(requireSort: Bool = false) throws -> CompiledQuery {
         let entity = R.entity

@@ -7,14 +7,14 @@ import GRDBSQLite
 /// The ``versionHash`` is computed from this description alone, so it is stable across
 /// launches and changes whenever the schema does; persistent section caches are
 /// validated against it.
-public struct Entity<Root: Record>: Sendable {
+public struct EntityDescription<Root: PersistentRecord>: Sendable {
     /// The table name.
     public let name: String
     /// The attributes, in column order.
-    public let attributes: [Attribute<Root>]
+    public let attributes: [AttributeDescription<Root>]
 
     /// Declares an entity.
-    public init(_ name: String, _ attributes: [Attribute<Root>]) {
+    public init(_ name: String, _ attributes: [AttributeDescription<Root>]) {
         self.name = name
         self.attributes = attributes
     }
@@ -27,7 +27,7 @@ public struct Entity<Root: Record>: Sendable {
     /// A stable hash of the schema (FNV-1a, 64 bits, hexadecimal).
     public var versionHash: String { schema.versionHash }
 
-    func attribute(for keyPath: AnyKeyPath) -> Attribute<Root>? {
+    func attribute(for keyPath: AnyKeyPath) -> AttributeDescription<Root>? {
         attributes.first { $0.keyPath == keyPath }
     }
 

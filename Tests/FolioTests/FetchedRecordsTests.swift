@@ -9,7 +9,7 @@ struct FetchedResultsTests {
         try seed(store, count: 100_000)
         let recorder = SQLRecorder(store)
         store.diagnostics.resetCounters()
-        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.published, order: .reverse)])
+        var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.published, order: .reverse)])
         request.batchSize = 20
         let results = try store.fetch(request)
         #expect(results.count == 100_000)
@@ -24,7 +24,7 @@ struct FetchedResultsTests {
     @Test func touchingFiftyItemsWithBatchTwentyLoadsThreeBatches() throws {
         let store = try Store.inMemory(records: [Article.self])
         try seed(store, count: 1_000)
-        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
         request.batchSize = 20
         let results = try store.fetch(request)
         store.diagnostics.resetCounters()
@@ -40,7 +40,7 @@ struct FetchedResultsTests {
     @Test func iterationLoadsEachBatchOnceAndKeepsTheCacheBounded() throws {
         let store = try Store.inMemory(records: [Article.self])
         try seed(store, count: 1_005)
-        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
         request.batchSize = 50
         request.maxBatchesInMemory = 3
         let results = try store.fetch(request)
@@ -64,7 +64,7 @@ struct FetchedResultsTests {
     @Test func recordDeletedAfterTheFetchReadsAsNil() throws {
         let store = try Store.inMemory(records: [Article.self])
         try seed(store, count: 30)
-        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
         request.batchSize = 10
         let results = try store.fetch(request)
         let victim = results.identifier(at: 4)
@@ -79,7 +79,7 @@ struct FetchedResultsTests {
         let store = try Store.inMemory(records: [Article.self])
         try seed(store, count: 40)
         store.diagnostics.resetCounters()
-        let results = try store.fetch(FetchRequest<Article>(sortBy: [SortDescriptor(\.score, order: .reverse)]))
+        let results = try store.fetch(RecordRequest<Article>(sortBy: [SortDescriptor(\.score, order: .reverse)]))
         #expect(store.diagnostics.counters.recordsMaterialized == 40)
         #expect(store.diagnostics.counters.identifierScans == 0)
         #expect(results.map { $0!.score } == Array((0..<40).reversed()))
@@ -89,7 +89,7 @@ struct FetchedResultsTests {
     @Test func aDeletedRecordsIdentifierIsNeverReused() throws {
         let store = try Store.inMemory(records: [Article.self])
         try seed(store, count: 5)
-        var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
         request.batchSize = 2
         let results = try store.fetch(request)
         let last = results.identifier(at: 4)

@@ -2,27 +2,27 @@ import Foundation
 
 /// A type whose values are stored as rows of one table.
 ///
-/// A record declares its ``Entity``: the table, and which stored properties are
+/// A record declares its ``EntityDescription``: the table, and which stored properties are
 /// attributes (columns). Folio creates the table and indexes from it, and builds and
 /// decodes records with `init()` and the attributes' writable key paths.
 ///
 /// ```swift
-/// struct Article: Record {
+/// struct Article: PersistentRecord {
 ///     var id: RecordID?
 ///     var title = ""
 ///     var published = Date()
 ///     var score = 0
 ///
-///     static let entity = Entity<Article>("article", [
-///         Attribute(\.title),
-///         Attribute(\.published, indexed: true),
-///         Attribute(\.score),
+///     static let entity = EntityDescription<Article>("article", [
+///         AttributeDescription(\.title),
+///         AttributeDescription(\.published, indexed: true),
+///         AttributeDescription(\.score),
 ///     ])
 /// }
 /// ```
-public protocol Record: Sendable {
+public protocol PersistentRecord: Sendable {
     /// The entity: table name and attributes.
-    static var entity: Entity<Self> { get }
+    static var entity: EntityDescription<Self> { get }
     /// The record's rowid, `nil` until it is inserted.
     var id: RecordID? { get set }
     /// Creates a record with default values; Folio sets the attributes after.

@@ -12,7 +12,7 @@ import Foundation
 /// never a blank record, never another record.
 ///
 /// ```swift
-/// var request = FetchRequest<Article>(sortBy: [SortDescriptor(\.published, order: .reverse)])
+/// var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.published, order: .reverse)])
 /// request.batchSize = 50
 /// let results = try store.fetch(request)   // one identifier query, no records
 /// let first = results.first ?? nil         // loads batch 0 (items 0..<50)
@@ -21,7 +21,7 @@ import Foundation
 /// - Complexity: `count`, `identifiers` and `identifier(at:)` are O(1) and load nothing.
 ///   Subscripting is O(1) when the item's batch is cached, and otherwise runs one query
 ///   that loads the batch (`batchSize` records).
-public struct FetchedResults<R: Record>: RandomAccessCollection, Sendable {
+public struct FetchedRecords<R: PersistentRecord>: RandomAccessCollection, Sendable {
     public typealias Element = R?
     public typealias Index = Int
 
