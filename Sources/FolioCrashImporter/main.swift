@@ -20,12 +20,14 @@ struct CrashItem: PersistentRecord {
     var title = ""
     var category: String? = nil
 
-    static let entity = EntityDescription<CrashItem>("item", [
-        AttributeDescription(\.batch, indexed: true),
-        AttributeDescription(\.sequence),
-        AttributeDescription(\.title),
-        AttributeDescription(\.category),
-    ])
+    static let entity = EntityDescription<CrashItem>(
+        "item",
+        [
+            AttributeDescription(\.batch, indexed: true),
+            AttributeDescription(\.sequence),
+            AttributeDescription(\.title),
+            AttributeDescription(\.category),
+        ])
 }
 
 /// Batch sizes: mostly small, every tenth large enough to spill the WAL and checkpoint.
@@ -56,10 +58,11 @@ do {
         if batch % 3 == 0 {
             // Raw SQL on the escape hatch, one statement for the whole batch.
             try store.write { tx in
-                try tx.database.execute(sql: """
-                    WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
-                    INSERT INTO item (batch, sequence, title, category) SELECT ?, i, 'item ' || i, 'new' FROM n
-                    """, arguments: [CrashBatch.size(batch), batch])
+                try tx.database.execute(
+                    sql: """
+                        WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
+                        INSERT INTO item (batch, sequence, title, category) SELECT ?, i, 'item ' || i, 'new' FROM n
+                        """, arguments: [CrashBatch.size(batch), batch])
                 try tx.database.execute(sql: "UPDATE item SET category = 'seen' WHERE batch = ?", arguments: [batch - 1])
             }
         } else {

@@ -71,11 +71,13 @@ struct FeedImporterTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("mixed.json")
-        try Data("""
+        try Data(
+            """
             [{"title": "Kept", "url": "https://example.com/kept", "published": "2025-06-13T10:00:00Z"},
              {"title": "Dropped", "url": "https://example.com/dropped", "published": "soon"},
              {"title": "Kept too", "url": "https://example.com/kept-too", "published": "2025-06-13T11:00:00Z"}]
-            """.utf8).write(to: file)
+            """.utf8
+        ).write(to: file)
         let store = try Store.temporary(records: [Feed.self])
         let report = try await FeedImporter(store: store).importFeed(from: FileFeedFetcher(url: file))
         #expect(report.inserted == 2)

@@ -58,16 +58,17 @@ struct FeedParserTests {
         #expect(also.summary == "Text")
         #expect(also.imageURL == "https://example.com/a.jpg")
         #expect(also.published == Date(timeIntervalSince1970: 1_749_808_800.25))
-        #expect(parsed.problems.map(\.description) == [
-            #"item 2 ("No date", https://example.com/no-date): "published" is missing"#,
-            #"item 3 (https://example.com/blank): "title" is empty"#,
-            #"item 4 ("Not the web", ftp://example.com/x): "url" is not an http or https address: "ftp://example.com/x""#,
-            "item 5: expected an object, found the number 42",
-            #"item 6 ("Bad date", https://example.com/bad-date): "published" is not an ISO 8601 date: "last Tuesday""#,
-            #"item 7 (https://example.com/seven): "title" is not text, found the number 7"#,
-            #"item 8 (https://example.com/untitled): "title" is missing"#,
-            #"item 9 ("Bad image", https://example.com/img): "imageURL" is not an http or https address: "nope""#,
-        ])
+        #expect(
+            parsed.problems.map(\.description) == [
+                #"item 2 ("No date", https://example.com/no-date): "published" is missing"#,
+                #"item 3 (https://example.com/blank): "title" is empty"#,
+                #"item 4 ("Not the web", ftp://example.com/x): "url" is not an http or https address: "ftp://example.com/x""#,
+                "item 5: expected an object, found the number 42",
+                #"item 6 ("Bad date", https://example.com/bad-date): "published" is not an ISO 8601 date: "last Tuesday""#,
+                #"item 7 (https://example.com/seven): "title" is not text, found the number 7"#,
+                #"item 8 (https://example.com/untitled): "title" is missing"#,
+                #"item 9 ("Bad image", https://example.com/img): "imageURL" is not an http or https address: "nope""#,
+            ])
     }
 
     @Test func aFeedObjectWithItemsIsAccepted() throws {

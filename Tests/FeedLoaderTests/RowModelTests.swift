@@ -15,10 +15,11 @@ struct RowModelTests {
         let model = Self.model([("b", [1, 2]), ("a", [3])])
         #expect(model.lineCount == 5)
         #expect(model.rowCount == 3)
-        #expect((0..<5).map { model.line(at: $0) } == [
-            .header(section: 0), .row(IndexPath(item: 0, section: 0)), .row(IndexPath(item: 1, section: 0)),
-            .header(section: 1), .row(IndexPath(item: 0, section: 1)),
-        ])
+        #expect(
+            (0..<5).map { model.line(at: $0) } == [
+                .header(section: 0), .row(IndexPath(item: 0, section: 0)), .row(IndexPath(item: 1, section: 0)),
+                .header(section: 1), .row(IndexPath(item: 0, section: 1)),
+            ])
         #expect(model.indexPath(atRow: 2) == IndexPath(item: 0, section: 1))
         #expect(model.row(of: IndexPath(item: 0, section: 1)) == 2)
         #expect(model.line(of: IndexPath(item: 0, section: 1)) == 4)
@@ -27,13 +28,15 @@ struct RowModelTests {
     @Test func aChangeSetIsAppliedWithBatchUpdateSemantics() throws {
         var model = Self.model([("d3", [1, 2, 3]), ("d2", [4, 5]), ("d1", [6, 10])])
         var change = ChangeSet()
-        change.deletedSections = [2]                                   // d1 goes (old index)
-        change.insertedSections = [0]                                  // d4 arrives (new index)
-        change.deletedItems = [IndexPath(item: 1, section: 0)]         // 2 (old)
-        change.movedItems = [ChangeSet.Move(from: IndexPath(item: 0, section: 1), to: IndexPath(item: 0, section: 1), isUpdated: true)]
-        change.insertedItems = [IndexPath(item: 2, section: 1)]        // 9 at the end of d3 (new)
+        change.deletedSections = [2]  // d1 goes (old index)
+        change.insertedSections = [0]  // d4 arrives (new index)
+        change.deletedItems = [IndexPath(item: 1, section: 0)]  // 2 (old)
+        change.movedItems = [
+            ChangeSet.Move(from: IndexPath(item: 0, section: 1), to: IndexPath(item: 0, section: 1), isUpdated: true)
+        ]
+        change.insertedItems = [IndexPath(item: 2, section: 1)]  // 9 at the end of d3 (new)
         change.insertedIdentifiers = Self.ids([9])
-        change.updatedItems = [IndexPath(item: 2, section: 0)]         // 3 (old)
+        change.updatedItems = [IndexPath(item: 2, section: 0)]  // 3 (old)
         let applied = try model.apply(change) { index in
             #expect(index == 0)
             return RowModel.Section(name: "d4", identifiers: Self.ids([7, 10, 8]))  // 10 came from d1
@@ -129,10 +132,11 @@ struct RowModelTests {
 struct KeyTests {
     @Test func escapeSequencesAndControlKeysAreDecoded() {
         let input: [UInt8] = Array("\u{1B}[A\u{1B}[B\u{1B}OC\u{1B}[5~\u{1B}[6~\u{1B}[H\u{1B}[4~jG/\r\u{7F}\u{03}\u{1B}".utf8)
-        #expect(Key.parse(input) == [
-            .up, .down, .right, .pageUp, .pageDown, .home, .end, .character("j"), .character("G"), .character("/"),
-            .enter, .backspace, .control("c"), .escape,
-        ])
+        #expect(
+            Key.parse(input) == [
+                .up, .down, .right, .pageUp, .pageDown, .home, .end, .character("j"), .character("G"), .character("/"),
+                .enter, .backspace, .control("c"), .escape,
+            ])
     }
 
     @Test func utf8CharactersAreWhole() {

@@ -144,7 +144,9 @@ struct TerminalAppTests {
         try app.type("2025-05-2")
         try await app.waitFor("Go to day")
         try app.press("Enter")
-        screen = try await app.waitFor("the jump") { $0.split(separator: "\n").dropFirst().first?.hasPrefix("▌2025-05-29") == true }
+        screen = try await app.waitFor("the jump") {
+            $0.split(separator: "\n").dropFirst().first?.hasPrefix("▌2025-05-29") == true
+        }
         #expect(listRows(screen).first?.hasPrefix("▶") == true)
 
         // The batch size follows the terminal's height.
@@ -189,10 +191,12 @@ struct PlainAppTests {
     @Test func importReportsMalformedItemsAndRejectsMalformedJSON() throws {
         let directory = try App.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try Data("""
+        try Data(
+            """
             [{"title": "Fine", "url": "https://example.com/fine", "published": "2025-06-13T10:00:00Z"},
              {"title": "Undated", "url": "https://example.com/undated"}]
-            """.utf8).write(to: directory.appendingPathComponent("mixed.json"))
+            """.utf8
+        ).write(to: directory.appendingPathComponent("mixed.json"))
         let mixed = try App.feedloader(["import", "mixed.json"], in: directory)
         #expect(mixed.status == 0)
         #expect(mixed.output.contains("mixed.json: 2 items, 1 new, 0 updated, 0 unchanged, 1 skipped"))

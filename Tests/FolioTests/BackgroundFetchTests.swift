@@ -46,12 +46,13 @@ struct BackgroundFetchTests {
         request.batchSize = 5
         _ = try await store.fetchInBackground(request).value
         let ours = recorder.statements.filter { !$0.hasPrefix("PRAGMA") && !$0.contains("sqlite_master") }
-        #expect(ours == [
-            "BEGIN DEFERRED TRANSACTION",
-            #"SELECT COUNT(*) FROM "article" WHERE ("score" < ?)"#,
-            #"SELECT "id" FROM "article" WHERE ("score" < ?) ORDER BY "score", "id""#,
-            "COMMIT TRANSACTION",
-        ])
+        #expect(
+            ours == [
+                "BEGIN DEFERRED TRANSACTION",
+                #"SELECT COUNT(*) FROM "article" WHERE ("score" < ?)"#,
+                #"SELECT "id" FROM "article" WHERE ("score" < ?) ORDER BY "score", "id""#,
+                "COMMIT TRANSACTION",
+            ])
         // With an estimate, nothing is counted.
         recorder.reset()
         request.estimatedResultCount = 7
@@ -218,7 +219,8 @@ struct BackgroundFetchTests {
             request.batchSize = 50
         }
         let parent = Progress(totalUnitCount: 1)
-        let fetch = method == .parentProgress
+        let fetch =
+            method == .parentProgress
             ? asChild(of: parent) { store.fetchInBackground(request) }
             : store.fetchInBackground(request)
         let waiter = Task { try await fetch.value }
@@ -239,8 +241,9 @@ struct BackgroundFetchTests {
         let result = await waiter.result
         let latency = ContinuousClock.now - start
 
-        print("BACKGROUND FETCH cancel latency [\(method.rawValue), \(point.rawValue)]: \(milliseconds(latency)) ms"
-            + " (rows read at cancel: \(rowsReadAtCancel) of \(MillionRows.count))")
+        print(
+            "BACKGROUND FETCH cancel latency [\(method.rawValue), \(point.rawValue)]: \(milliseconds(latency)) ms"
+                + " (rows read at cancel: \(rowsReadAtCancel) of \(MillionRows.count))")
         #expect(throws: CancellationError.self) { try result.get() }
         #expect(rowsReadAtCancel < MillionRows.count)
         #expect(latency < .seconds(2))
@@ -321,8 +324,9 @@ struct BackgroundFetchTests {
         #expect(rowsReadAtCommit < MillionRows.count, "the write committed before the fetch ended")
         long.cancel()
         _ = try? await long.value
-        print("BACKGROUND FETCH concurrent write: committed in \(milliseconds(writeTime)) ms"
-            + " while the fetch had read \(rowsReadAtCommit) of \(MillionRows.count) rows")
+        print(
+            "BACKGROUND FETCH concurrent write: committed in \(milliseconds(writeTime)) ms"
+                + " while the fetch had read \(rowsReadAtCommit) of \(MillionRows.count) rows")
 
         // A fetch reads the database as it was when it counted: a row deleted after that is
         // in its identifiers (and reads as nil), and the count agrees with the rows.
@@ -356,8 +360,9 @@ struct BackgroundFetchTests {
             count = (try? await fetch.value.count) ?? -1
         }
         let elapsed = ContinuousClock.now - start
-        print("BACKGROUND FETCH main actor, batched 1M rows sorted by title in \(milliseconds(elapsed)) ms:"
-            + " \(busy.summary) (idle baseline: \(idle.summary))")
+        print(
+            "BACKGROUND FETCH main actor, batched 1M rows sorted by title in \(milliseconds(elapsed)) ms:"
+                + " \(busy.summary) (idle baseline: \(idle.summary))")
         #expect(count == MillionRows.count)
         #expect(fraction == 1.0)
         #expect(busy.ticks > 0)
@@ -380,8 +385,9 @@ struct BackgroundFetchTests {
             results = try? await fetch.value
             marks.append("value at \(ticker.elapsed) ms")
         }
-        print("BACKGROUND FETCH main actor, 1M whole records in \(milliseconds(ContinuousClock.now - start)) ms:"
-            + " \(busy.summary); \(marks.joined(separator: ", "))")
+        print(
+            "BACKGROUND FETCH main actor, 1M whole records in \(milliseconds(ContinuousClock.now - start)) ms:"
+                + " \(busy.summary); \(marks.joined(separator: ", "))")
         #expect(results?.count == MillionRows.count)
     }
 
@@ -428,10 +434,11 @@ struct BackgroundFetchTests {
         let store = try Store.temporary(records: [Article.self])
         try seedQuickly(store, count: 10_000)
         try await store.write { tx in
-            try tx.database.execute(sql: """
-                INSERT INTO article (title, url, published, score, category, isRead)
-                VALUES ('broken', 'broken', 'not a date', 20000, NULL, 0)
-                """)
+            try tx.database.execute(
+                sql: """
+                    INSERT INTO article (title, url, published, score, category, isRead)
+                    VALUES ('broken', 'broken', 'not a date', 20000, NULL, 0)
+                    """)
         }
         let fetch = store.fetchInBackground(RecordRequest<Article>(sortBy: [SortDescriptor(\.score)]))
         let steps = await collect(fetch.progressUpdates)

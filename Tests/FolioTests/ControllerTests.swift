@@ -15,14 +15,22 @@ final class RecordingDelegate: FetchedResultsControllerDelegate {
     var events: [String] = []
     var changeSets: [ChangeSet] = []
     func controllerWillChangeContent(_ controller: FetchedResultsController<Article>) { events.append("will") }
-    func controller(_ controller: FetchedResultsController<Article>, didChange section: SectionInfo, atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType) {
+    func controller(
+        _ controller: FetchedResultsController<Article>, didChange section: SectionInfo, atSectionIndex sectionIndex: Int,
+        for type: FetchedResultsChangeType
+    ) {
         events.append("section \(type) \(sectionIndex) \(section.name)")
     }
-    func controller(_ controller: FetchedResultsController<Article>, didChangeObject id: RecordID, at indexPath: IndexPath?, for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {
+    func controller(
+        _ controller: FetchedResultsController<Article>, didChangeObject id: RecordID, at indexPath: IndexPath?,
+        for type: FetchedResultsChangeType, newIndexPath: IndexPath?
+    ) {
         events.append("object \(type) \(id)")
     }
     func controllerDidChangeContent(_ controller: FetchedResultsController<Article>) { events.append("did") }
-    func controller(_ controller: FetchedResultsController<Article>, didChangeContentWith changes: ChangeSet) { changeSets.append(changes) }
+    func controller(_ controller: FetchedResultsController<Article>, didChangeContentWith changes: ChangeSet) {
+        changeSets.append(changes)
+    }
 }
 
 @Suite("FetchedResultsController")
@@ -32,14 +40,18 @@ struct ControllerTests {
     init() throws { store = try Store.inMemory(records: [Article.self]) }
 
     func request(_ predicate: Predicate<Article>? = nil, limit: Int? = nil, offset: Int? = nil) -> RecordRequest<Article> {
-        var r = RecordRequest<Article>(predicate: predicate, sortBy: [SortDescriptor(\.score), SortDescriptor(\.title)], limit: limit, offset: offset)
+        var r = RecordRequest<Article>(
+            predicate: predicate, sortBy: [SortDescriptor(\.score), SortDescriptor(\.title)], limit: limit, offset: offset)
         r.batchSize = 10
         return r
     }
 
     /// Runs `write`, waits for the controller, applies the change set to `model` and
     /// checks it equals a fresh fetch.
-    func step(_ controller: FetchedResultsController<Article>, _ model: inout TableViewModel, _ changes: RecordingDelegate, expectChange: Bool = true, _ write: (WriteTransaction) throws -> Void) async throws -> ChangeSet? {
+    func step(
+        _ controller: FetchedResultsController<Article>, _ model: inout TableViewModel, _ changes: RecordingDelegate,
+        expectChange: Bool = true, _ write: (WriteTransaction) throws -> Void
+    ) async throws -> ChangeSet? {
         let before = changes.changeSets.count
         try writeSync(store, write)
         await controller.waitForChanges()
@@ -107,7 +119,9 @@ struct ControllerTests {
         #expect(c1?.insertedItems == [IndexPath(item: 0, section: 0)])
         // Ties in the sort key: ordered by title, then rowid.
         var b = Article(title: "b", score: 10), b2 = Article(title: "b", score: 10)
-        _ = try await step(controller, &model, changes) { tx in try tx.insert(&b); try tx.insert(&b2) }
+        _ = try await step(controller, &model, changes) { tx in
+            try tx.insert(&b); try tx.insert(&b2)
+        }
         #expect(controller.snapshot.identifiers.map(\.self) == [a.id!, b.id!, b2.id!])
         // Update in place: an update, no move.
         a.isRead = true
@@ -118,7 +132,10 @@ struct ControllerTests {
         // Sort key change: a move, marked updated.
         a.score = 20
         let c4 = try await step(controller, &model, changes) { tx in try tx.update(a) }
-        #expect(c4?.movedItems == [ChangeSet.Move(from: IndexPath(item: 0, section: 0), to: IndexPath(item: 2, section: 0), isUpdated: true)])
+        #expect(
+            c4?.movedItems == [
+                ChangeSet.Move(from: IndexPath(item: 0, section: 0), to: IndexPath(item: 2, section: 0), isUpdated: true)
+            ])
         #expect(c4?.movedIdentifiers == [a.id!])
         #expect(c4?.updatedItems.isEmpty == true)
         // Delete.
@@ -156,7 +173,9 @@ struct ControllerTests {
         var model = TableViewModel(controller.snapshot)
         var x = Article(title: "x", score: 1, category: "m")
         var y = Article(title: "y", score: 2, category: "m")
-        let c1 = try await step(controller, &model, changes) { tx in try tx.insert(&x); try tx.insert(&y) }
+        let c1 = try await step(controller, &model, changes) { tx in
+            try tx.insert(&x); try tx.insert(&y)
+        }
         #expect(c1?.insertedSections == [0])
         #expect(c1?.insertedItems.isEmpty == true, "rows of an inserted section come from the data source")
         // Move across sections (section key update).
@@ -174,7 +193,10 @@ struct ControllerTests {
         _ = try await step(controller, &model, changes) { tx in try tx.insert(&v) }
         w.category = "z"
         let c6 = try await step(controller, &model, changes) { tx in try tx.update(w) }
-        #expect(c6?.movedItems == [ChangeSet.Move(from: IndexPath(item: 0, section: 0), to: IndexPath(item: 1, section: 1), isUpdated: true)])
+        #expect(
+            c6?.movedItems == [
+                ChangeSet.Move(from: IndexPath(item: 0, section: 0), to: IndexPath(item: 1, section: 1), isUpdated: true)
+            ])
         // nil section.
         var n = Article(title: "n", score: 0, category: nil)
         let c7 = try await step(controller, &model, changes) { tx in try tx.insert(&n) }
@@ -237,11 +259,12 @@ struct ControllerTests {
 
     @Test func snapshotAndSectionsOfAHundredThousandRowsLoadNothing() async throws {
         try writeSync(store) { tx in
-            try tx.database.execute(sql: """
-                WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 99999)
-                INSERT INTO article (title, url, published, score, category, isRead)
-                SELECT 'T' || i, 'u' || i, i * 60.0, i % 1000, 'c' || (i % 7), 0 FROM n
-                """)
+            try tx.database.execute(
+                sql: """
+                    WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 99999)
+                    INSERT INTO article (title, url, published, score, category, isRead)
+                    SELECT 'T' || i, 'u' || i, i * 60.0, i % 1000, 'c' || (i % 7), 0 FROM n
+                    """)
         }
         var r = RecordRequest<Article>(sortBy: [SortDescriptor(\.published, order: .reverse)])
         r.batchSize = 50
@@ -378,11 +401,12 @@ struct ControllerTests {
 
     @Test func hugeReplacementsAreOneReload() async throws {
         try writeSync(store) { tx in
-            try tx.database.execute(sql: """
-                WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 59999)
-                INSERT INTO article (title, url, published, score, category, isRead)
-                SELECT 'T' || i, 'u' || i, i, i, NULL, 0 FROM n
-                """)
+            try tx.database.execute(
+                sql: """
+                    WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 59999)
+                    INSERT INTO article (title, url, published, score, category, isRead)
+                    SELECT 'T' || i, 'u' || i, i, i, NULL, 0 FROM n
+                    """)
         }
         let controller = FetchedResultsController(request(), store: store)
         let changes = RecordingDelegate()
@@ -394,7 +418,10 @@ struct ControllerTests {
         #expect(controller.snapshot.numberOfItems == 0)
     }
 
-    @Test(arguments: [0.0, 86_399.9, 86_400, -1, 951_782_400 /* 2000-02-29 */, 4_102_444_800 /* 2100-01-01 */, -62_135_596_800 /* 0001-01-01 */, 1_763_700_000])
+    @Test(arguments: [
+        0.0, 86_399.9, 86_400, -1, 951_782_400 /* 2000-02-29 */, 4_102_444_800 /* 2100-01-01 */,
+        -62_135_596_800 /* 0001-01-01 */, 1_763_700_000,
+    ])
     func dayNamesMatchSQLite(_ seconds: Double) throws {
         // SQLite's date() is the oracle (proleptic Gregorian, like Folio; Foundation's
         // calendar switches to Julian before 1582).
@@ -427,7 +454,9 @@ struct ControllerTests {
         }
         try await controller.performFetch()
         var model = TableViewModel(controller.snapshot)
-        _ = try await step(controller, &model, changes) { tx in var x = Article(title: "a\0b"); try tx.insert(&x) }
+        _ = try await step(controller, &model, changes) { tx in
+            var x = Article(title: "a\0b"); try tx.insert(&x)
+        }
         let titles = (0..<4).compactMap { controller.object(at: IndexPath(item: $0, section: 0))?.title }
         #expect(titles == ["a", "a\0a", "a\0b", "a\0c"])
     }
@@ -468,8 +497,12 @@ struct ControllerTests {
         let controller = FetchedResultsController(request(), store: store)
         let updates = controller.updates
         try await controller.performFetch()
-        try writeSync(store) { tx in var a = Article(title: "a", score: 100); try tx.insert(&a) }
-        try writeSync(store) { tx in var b = Article(title: "b", score: 200); try tx.insert(&b) }
+        try writeSync(store) { tx in
+            var a = Article(title: "a", score: 100); try tx.insert(&a)
+        }
+        try writeSync(store) { tx in
+            var b = Article(title: "b", score: 200); try tx.insert(&b)
+        }
         await controller.waitForChanges()
         var seen: [Int] = []
         for await update in updates {

@@ -12,14 +12,16 @@ struct ArticleV2: PersistentRecord {
     var category: String? = nil
     var isRead = false
 
-    static let entity = EntityDescription<ArticleV2>("article", [
-        AttributeDescription(\.title, indexed: true),
-        AttributeDescription(\.url, unique: true),
-        AttributeDescription(\.published, indexed: true),
-        AttributeDescription(\.score, indexed: true),
-        AttributeDescription(\.category),
-        AttributeDescription(\.isRead),
-    ])
+    static let entity = EntityDescription<ArticleV2>(
+        "article",
+        [
+            AttributeDescription(\.title, indexed: true),
+            AttributeDescription(\.url, unique: true),
+            AttributeDescription(\.published, indexed: true),
+            AttributeDescription(\.score, indexed: true),
+            AttributeDescription(\.category),
+            AttributeDescription(\.isRead),
+        ])
 }
 
 @Suite("Persistent section cache")
@@ -41,7 +43,9 @@ struct SectionCacheTests {
     }
 
     /// Opens the store, fetches with the cache, returns the outcome, the snapshot and the scans run.
-    func fetch(_ store: Store, _ request: RecordRequest<Article>, name: String = "feed") async throws -> (SectionCache.Outcome, Snapshot, Int) {
+    func fetch(_ store: Store, _ request: RecordRequest<Article>, name: String = "feed") async throws -> (
+        SectionCache.Outcome, Snapshot, Int
+    ) {
         let controller = FetchedResultsController(request, store: store, sectionBy: .day(\.published), cacheName: name)
         store.diagnostics.resetCounters()
         try await controller.performFetch()
@@ -65,7 +69,9 @@ struct SectionCacheTests {
         #expect(second == .reused)
         #expect(scans2 == 0)
         // Any write since → rebuilt.
-        try writeSync(store) { tx in var a = Article(title: "new", published: Date(timeIntervalSince1970: 1e6)); try tx.insert(&a) }
+        try writeSync(store) { tx in
+            var a = Article(title: "new", published: Date(timeIntervalSince1970: 1e6)); try tx.insert(&a)
+        }
         let (third, snapshot, _) = try await fetch(store, request())
         #expect(third == .rebuilt("the store changed since the cache was written"))
         #expect(snapshot.numberOfItems == 501)
@@ -160,7 +166,9 @@ struct SectionCacheTests {
         controller.delegate = delegate
         try await controller.performFetch()
         #expect(controller.trackingMode == .persistent)
-        try writeSync(store) { tx in var a = Article(title: "x", published: Date(timeIntervalSince1970: 5e5)); try tx.insert(&a) }
+        try writeSync(store) { tx in
+            var a = Article(title: "x", published: Date(timeIntervalSince1970: 5e5)); try tx.insert(&a)
+        }
         await controller.waitForChanges()
         await controller.flushCache()
         #expect(delegate.count == 1)
@@ -190,7 +198,9 @@ struct ExternalChangeTests {
         #expect(controller.snapshot.numberOfItems == 30)
         // Detected at the store's own next commit too, without synchronize().
         try await other.write { db in try db.execute(sql: "DELETE FROM article WHERE score < 30") }
-        try writeSync(store) { tx in var a = Article(title: "own", score: 1000); try tx.insert(&a) }
+        try writeSync(store) { tx in
+            var a = Article(title: "own", score: 1000); try tx.insert(&a)
+        }
         await controller.waitForChanges()
         #expect(delegate.changeSets.last?.isReload == true)
         #expect(controller.snapshot.numberOfItems == 21)

@@ -68,10 +68,12 @@ struct Baselines {
     /// Returns the new identifiers and the number of differences found.
     func insertRefetchAndDiff(_ article: Article, previous: [Int64]) throws -> ([Int64], Int) {
         try queue.write { db in
-            try db.execute(sql: BaselineSQL.insert, arguments: [
-                article.title, article.url, article.published.timeIntervalSince1970, article.score,
-                article.category, article.isRead,
-            ])
+            try db.execute(
+                sql: BaselineSQL.insert,
+                arguments: [
+                    article.title, article.url, article.published.timeIntervalSince1970, article.score,
+                    article.category, article.isRead,
+                ])
         }
         let ids = try fetchAll().map(\.id)
         let difference = ids.difference(from: previous)

@@ -45,11 +45,13 @@ final class Bench {
         if options.rows != 1_000_000 {
             report.notes.append(
                 "The design's targets are set for 1,000,000 rows; at \(Report.count(options.rows)) the verdicts are indicative only "
-                    + "(the naive baseline, for one, costs less with fewer rows, so the ≥ 1000 × ratio is out of reach by construction).")
+                    + "(the naive baseline, for one, costs less with fewer rows, so the ≥ 1000 × ratio is out of reach by construction)."
+            )
         }
         report.notes.append(
             "Times are wall-clock medians. The machine is shared (see the load average above), so the CPU time of the process is shown too: "
-                + "it leaves out the time spent waiting for a core. Where the two verdicts differ, the table shows both (wall; CPU).")
+                + "it leaves out the time spent waiting for a core. Where the two verdicts differ, the table shows both (wall; CPU)."
+        )
     }
 
     func request(batchSize: Int) -> RecordRequest<Article> {
@@ -98,9 +100,12 @@ final class Bench {
         let value = try body()
         let peak = sampler.finish()
         let after = Memory.settled()
-        return (value, MemoryFigures(
-            residentDelta: after.resident - before.resident, heapDelta: after.heap - before.heap,
-            peakDelta: peak - before.resident))
+        return (
+            value,
+            MemoryFigures(
+                residentDelta: after.resident - before.resident, heapDelta: after.heap - before.heap,
+                peakDelta: peak - before.resident)
+        )
     }
 
     func perRow(_ m: MemoryFigures, rows: Int) -> MemoryFigures {
@@ -154,23 +159,31 @@ final class Bench {
             snapshot.add(sLap)
             recordsLoaded += afterFetch.recordsMaterialized - before.recordsMaterialized
             batchesLoaded += afterFetch.batchesLoaded - before.batchesLoaded
-            snapshotLoads += afterSnapshot.batchesLoaded - afterFetch.batchesLoaded
+            snapshotLoads +=
+                afterSnapshot.batchesLoaded - afterFetch.batchesLoaded
                 + afterSnapshot.recordsMaterialized - afterFetch.recordsMaterialized
             sections = snap.numberOfSections
         }
         addBaseline("limit", "SQLite steps the identifiers in sort order (C API, into an array)", limit)
-        report.results.append(ResultRow(
-            id: "performFetch", what: "performFetch, no sections", samples: plain,
-            baseline: ("limit", limit), target: "≤ 1.5 × limit; ≤ 24 B/row", check: { $0.ratio! <= 1.5 }))
+        report.results.append(
+            ResultRow(
+                id: "performFetch", what: "performFetch, no sections", samples: plain,
+                baseline: ("limit", limit), target: "≤ 1.5 × limit; ≤ 24 B/row", check: { $0.ratio! <= 1.5 }))
         let noRecords = recordsLoaded == 0 && batchesLoaded == 0
-        report.results.append(ResultRow(
-            id: "performFetch.sections", what: "performFetch, \(Report.count(sections)) sections (by day)", samples: sectioned,
-            baseline: ("limit", limit), target: "≤ 2.5 × limit; zero records loaded", check: { $0.ratio! <= 2.5 && noRecords },
-            detail: "\(recordsLoaded) records and \(batchesLoaded) batches loaded over \(sectioned.count) fetches"))
-        report.results.append(ResultRow(
-            id: "snapshot", what: "identifier snapshot (controller.snapshot, \(Report.count(sections)) sections)", samples: snapshot,
-            target: "≤ 20 ms; zero batches loaded", check: { $0.median <= 20 && snapshotLoads == 0 },
-            detail: "taken right after performFetch (no section list cached yet); \(snapshotLoads) batches or records loaded"))
+        report.results.append(
+            ResultRow(
+                id: "performFetch.sections", what: "performFetch, \(Report.count(sections)) sections (by day)",
+                samples: sectioned,
+                baseline: ("limit", limit), target: "≤ 2.5 × limit; zero records loaded",
+                check: { $0.ratio! <= 2.5 && noRecords },
+                detail: "\(recordsLoaded) records and \(batchesLoaded) batches loaded over \(sectioned.count) fetches"))
+        report.results.append(
+            ResultRow(
+                id: "snapshot", what: "identifier snapshot (controller.snapshot, \(Report.count(sections)) sections)",
+                samples: snapshot,
+                target: "≤ 20 ms; zero batches loaded", check: { $0.median <= 20 && snapshotLoads == 0 },
+                detail: "taken right after performFetch (no section list cached yet); \(snapshotLoads) batches or records loaded")
+        )
     }
 
     /// Memory retained by performFetch: the resident set, free heap trimmed, before a
@@ -186,7 +199,8 @@ final class Bench {
         let (b, sectionedMemory) = try retained { try fetched(sectioned: true) }
         withExtendedLifetime(b) {}
         if report.row("limit") == nil {
-            report.baselines.append(ResultRow(id: "limit", what: "SQLite steps the identifiers in sort order (C API, into an array)"))
+            report.baselines.append(
+                ResultRow(id: "limit", what: "SQLite steps the identifiers in sort order (C API, into an array)"))
         }
         report.update("limit") { $0.memory = perRow(limitMemory, rows: rows) }
         let plain = perRow(plainMemory, rows: rows)
@@ -227,10 +241,11 @@ final class Bench {
             batches += counters().batchesLoaded - before.batchesLoaded
         }
         addBaseline("limit.batch.first", "load the first 50 records by identifiers (C API)", limit)
-        report.results.append(ResultRow(
-            id: "firstBatch", what: "first batch of 50 after performFetch (object(at: [0, 0]))", samples: folio,
-            baseline: ("limit.batch.first", limit), target: "≤ 3 ms", check: { $0.median <= 3 },
-            detail: "\(batches) batches loaded for \(folio.count) first accesses"))
+        report.results.append(
+            ResultRow(
+                id: "firstBatch", what: "first batch of 50 after performFetch (object(at: [0, 0]))", samples: folio,
+                baseline: ("limit.batch.first", limit), target: "≤ 3 ms", check: { $0.median <= 3 },
+                detail: "\(batches) batches loaded for \(folio.count) first accesses"))
     }
 
     func randomAccess() throws {
@@ -254,10 +269,12 @@ final class Bench {
         }
         let batches = counters().batchesLoaded - before.batchesLoaded
         addBaseline("limit.batch", "load one batch of 50 records by identifiers (random positions; C API)", limit, withP99: true)
-        report.results.append(ResultRow(
-            id: "randomAccess", what: "random access, 1,000 indexes (batch 50), per access", samples: folio, withP99: true,
-            baseline: ("limit.batch", limit),
-            detail: String(format: "%.0f ms for all 1,000; %d batches loaded; %d wrong records", folio.total, batches, wrong)))
+        report.results.append(
+            ResultRow(
+                id: "randomAccess", what: "random access, 1,000 indexes (batch 50), per access", samples: folio, withP99: true,
+                baseline: ("limit.batch", limit),
+                detail: String(format: "%.0f ms for all 1,000; %d batches loaded; %d wrong records", folio.total, batches, wrong))
+        )
     }
 
     // MARK: Scrolling against `naive` fetchAll
@@ -293,10 +310,13 @@ final class Bench {
         }
         addBaseline("naive", "GRDB fetchAll of every record (FetchableRecord, init(row:))", naive, memory: naiveMemory)
         let bounded = scrollPeak < 64 * 1_048_576
-        report.results.append(ResultRow(
-            id: "scroll", what: "full sequential scroll, batch 100 (performFetch + iterate fetchedObjects)", samples: scroll,
-            baseline: ("naive", naive), memory: MemoryFigures(peakDelta: scrollPeak),
-            target: "≤ 1.5 × naive; memory bounded", check: { $0.ratio! <= 1.5 && bounded },
-            detail: "\(Report.count(seen)) records read in \(Report.count(batches)) batches; peak resident growth \(Report.bytes(scrollPeak)) (at most 8 batches are kept)"))
+        report.results.append(
+            ResultRow(
+                id: "scroll", what: "full sequential scroll, batch 100 (performFetch + iterate fetchedObjects)", samples: scroll,
+                baseline: ("naive", naive), memory: MemoryFigures(peakDelta: scrollPeak),
+                target: "≤ 1.5 × naive; memory bounded", check: { $0.ratio! <= 1.5 && bounded },
+                detail:
+                    "\(Report.count(seen)) records read in \(Report.count(batches)) batches; peak resident growth \(Report.bytes(scrollPeak)) (at most 8 batches are kept)"
+            ))
     }
 }

@@ -79,7 +79,9 @@ extension Bench {
             try commit.time { try write { tx in try tx.insert(&article) } }
             liveIDs.append(article.id!.rawValue)
         }
-        addBaseline("commit", "store.write of a one-row insert, no controller tracking (the floor of every change below)", commit, withP99: true)
+        addBaseline(
+            "commit", "store.write of a one-row insert, no controller tracking (the floor of every change below)", commit,
+            withP99: true)
         for kind in [ChangeKind.insert, .updateMoving, .delete] {
             var alone = Samples()
             for _ in 0..<(repetitions + 1) {
@@ -130,12 +132,14 @@ extension Bench {
                 if !Self.hasExpectedShape(delivered.change, kind: kind, rows: 1) { unexpected += 1 }
                 if k % 50 == 49 { try verify(live) }
             }
-            report.results.append(ResultRow(
-                id: "change.\(kind)", what: "one-row \(kind.rawValue) → change set delivered", samples: samples, withP99: true,
-                baseline: naive.map { ("naive.change", $0) }, asSpeedup: true,
-                target: "median ≤ 2 ms, p99 ≤ 10 ms; ≥ 1000 × faster than naive",
-                check: { $0.median <= 2 && $0.p99 <= 10 && ($0.speedup ?? .infinity) >= 1_000 },
-                detail: unexpected == 0 ? nil : "\(unexpected) change sets of an unexpected shape"))
+            report.results.append(
+                ResultRow(
+                    id: "change.\(kind)", what: "one-row \(kind.rawValue) → change set delivered", samples: samples,
+                    withP99: true,
+                    baseline: naive.map { ("naive.change", $0) }, asSpeedup: true,
+                    target: "median ≤ 2 ms, p99 ≤ 10 ms; ≥ 1000 × faster than naive",
+                    check: { $0.median <= 2 && $0.p99 <= 10 && ($0.speedup ?? .infinity) >= 1_000 },
+                    detail: unexpected == 0 ? nil : "\(unexpected) change sets of an unexpected shape"))
         }
 
         for kind in [ChangeKind.insert, .updateMoving, .delete] {
@@ -157,7 +161,10 @@ extension Bench {
                 if !Self.hasExpectedShape(delivered.change, kind: kind, rows: 1_000) { unexpected += 1 }
                 try verify(live)
             }
-            let what = kind == .updateMoving ? "1,000-row transaction (updates that move) → change set" : "1,000-row transaction (\(kind.rawValue)s) → change set"
+            let what =
+                kind == .updateMoving
+                ? "1,000-row transaction (updates that move) → change set"
+                : "1,000-row transaction (\(kind.rawValue)s) → change set"
             var detail = String(
                 format: "store.write returned after %.1f ms (CPU %.1f ms), the tracker's work included",
                 writes.median, writes.cpuMedian)
@@ -165,14 +172,16 @@ extension Bench {
                 detail += String(
                     format: "; the same transaction with no controller: %.1f ms (CPU %.1f ms)", alone.median, alone.cpuMedian)
                 let part = samples.median - alone.median, cpuPart = samples.cpuMedian - alone.cpuMedian
-                detail += part > 0 && cpuPart > 0
+                detail +=
+                    part > 0 && cpuPart > 0
                     ? String(format: ", so Folio's part (tracking and delivery) is about %.1f ms (CPU %.1f ms)", part, cpuPart)
                     : ", so Folio's part (tracking and delivery) is within the noise of the write itself"
             }
             if unexpected > 0 { detail += "; \(unexpected) change sets of an unexpected shape" }
-            report.results.append(ResultRow(
-                id: "transaction1000.\(kind)", what: what, samples: samples,
-                target: "≤ 50 ms", check: { $0.median <= 50 }, detail: detail))
+            report.results.append(
+                ResultRow(
+                    id: "transaction1000.\(kind)", what: what, samples: samples,
+                    target: "≤ 50 ms", check: { $0.median <= 50 }, detail: detail))
         }
         try verify(live)
         report.notes.append(
@@ -232,7 +241,8 @@ extension Bench {
         if c.isReload { return false }
         switch kind {
         case .insert:
-            return c.deletedItems.isEmpty && c.movedItems.isEmpty && c.insertedItems.count + c.insertedSections.count >= (rows == 1 ? 1 : 1)
+            return c.deletedItems.isEmpty && c.movedItems.isEmpty
+                && c.insertedItems.count + c.insertedSections.count >= (rows == 1 ? 1 : 1)
                 && c.insertedItems.count <= rows
         case .updateInPlace:
             return c.updatedItems.count == rows && c.movedItems.isEmpty && c.insertedItems.isEmpty && c.deletedItems.isEmpty
@@ -258,7 +268,8 @@ extension Bench {
             precondition(differences == 1, "naive diff found \(differences) changes")
             previous = ids
         }
-        addBaseline("naive.change", "one-row insert, then fetchAll again and `difference(from:)` of the identifier arrays", samples)
+        addBaseline(
+            "naive.change", "one-row insert, then fetchAll again and `difference(from:)` of the identifier arrays", samples)
     }
 
     // MARK: Persistent section cache
@@ -290,11 +301,13 @@ extension Bench {
         }
         let reused = outcomes.allSatisfy { $0 == "\(SectionCache.Outcome.reused)" }
         addBaseline("uncached", "Folio's own performFetch with sections, no cache (measured beside the reopen)", uncached)
-        report.results.append(ResultRow(
-            id: "reopen", what: "reopen with a valid section cache (new controller, same cacheName)", samples: cached,
-            baseline: ("uncached", uncached),
-            target: "≤ 0.5 × uncached performFetch", check: { $0.ratio! <= 0.5 && reused },
-            detail: reused ? "lastCacheOutcome == .reused every time" : "cache outcomes: \(outcomes.joined(separator: ", "))"))
+        report.results.append(
+            ResultRow(
+                id: "reopen", what: "reopen with a valid section cache (new controller, same cacheName)", samples: cached,
+                baseline: ("uncached", uncached),
+                target: "≤ 0.5 × uncached performFetch", check: { $0.ratio! <= 0.5 && reused },
+                detail: reused ? "lastCacheOutcome == .reused every time" : "cache outcomes: \(outcomes.joined(separator: ", "))")
+        )
         try FetchedResultsController<Article>.deleteCache(withName: name, in: store)
     }
 }

@@ -13,14 +13,16 @@ struct Article: PersistentRecord {
     var category: String? = nil
     var isRead = false
 
-    static let entity = EntityDescription<Article>("article", [
-        AttributeDescription(\.title),
-        AttributeDescription(\.url),
-        AttributeDescription(\.published, indexed: true),
-        AttributeDescription(\.score),
-        AttributeDescription(\.category),
-        AttributeDescription(\.isRead),
-    ])
+    static let entity = EntityDescription<Article>(
+        "article",
+        [
+            AttributeDescription(\.title),
+            AttributeDescription(\.url),
+            AttributeDescription(\.published, indexed: true),
+            AttributeDescription(\.score),
+            AttributeDescription(\.category),
+            AttributeDescription(\.isRead),
+        ])
 
     init() {}
 }
@@ -103,17 +105,18 @@ struct Dataset {
     /// One `INSERT … SELECT` from a recursive CTE, in one transaction.
     func fill(_ store: Store) throws {
         try store.write { tx in
-            try tx.database.execute(sql: """
-                WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < ?)
-                INSERT INTO article (title, url, published, score, category, isRead)
-                SELECT 'Article ' || i || ': a headline of a typical length for a feed',
-                       'https://example.com/articles/' || i,
-                       ? + ((i * ?) % ?) * ?,
-                       (i * 7919) % 1000,
-                       CASE i % 4 WHEN 0 THEN 'world' WHEN 1 THEN 'technology' WHEN 2 THEN 'science' ELSE NULL END,
-                       i % 3 = 0
-                FROM seq
-                """, arguments: [rows - 1, base, stride, rows, spacing])
+            try tx.database.execute(
+                sql: """
+                    WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < ?)
+                    INSERT INTO article (title, url, published, score, category, isRead)
+                    SELECT 'Article ' || i || ': a headline of a typical length for a feed',
+                           'https://example.com/articles/' || i,
+                           ? + ((i * ?) % ?) * ?,
+                           (i * 7919) % 1000,
+                           CASE i % 4 WHEN 0 THEN 'world' WHEN 1 THEN 'technology' WHEN 2 THEN 'science' ELSE NULL END,
+                           i % 3 = 0
+                    FROM seq
+                    """, arguments: [rows - 1, base, stride, rows, spacing])
         }
     }
 

@@ -15,18 +15,21 @@ struct Machine: Codable, Sendable {
 
     static func describe() -> Machine {
         let cpuinfo = Memory.readProcFile("/proc/cpuinfo") ?? ""
-        let model = cpuinfo.split(separator: "\n")
+        let model =
+            cpuinfo.split(separator: "\n")
             .first { $0.hasPrefix("model name") }
             .flatMap { $0.split(separator: ":", maxSplits: 1).last }
             .map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown"
         let meminfo = Memory.readProcFile("/proc/meminfo") ?? ""
-        let totalKB = meminfo.split(separator: "\n")
+        let totalKB =
+            meminfo.split(separator: "\n")
             .first { $0.hasPrefix("MemTotal:") }
             .flatMap { $0.split(separator: " ").dropFirst().first }
             .flatMap { Int($0) } ?? 0
         let load = (Memory.readProcFile("/proc/loadavg") ?? "")
             .split(separator: " ").prefix(3).joined(separator: " ")
-        let os = (Memory.readProcFile("/etc/os-release") ?? "")
+        let os =
+            (Memory.readProcFile("/etc/os-release") ?? "")
             .split(separator: "\n")
             .first { $0.hasPrefix("PRETTY_NAME=") }
             .map { $0.dropFirst(12).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } ?? "Linux"

@@ -15,7 +15,9 @@ struct Options {
     /// Only these measurements (for profiling); empty for all.
     var only: Set<String> = []
 
-    static let measurements = ["fetches", "memory", "firstBatch", "randomAccess", "scroll", "changes", "naiveChange", "reopen", "backgroundFetch"]
+    static let measurements = [
+        "fetches", "memory", "firstBatch", "randomAccess", "scroll", "changes", "naiveChange", "reopen", "backgroundFetch",
+    ]
 
     func wants(_ measurement: String) -> Bool { only.isEmpty || only.contains(measurement) }
 
@@ -56,7 +58,9 @@ struct Options {
             case "--markdown": options.markdownPath = value("--markdown")
             case "--only":
                 options.only = Set(value("--only").split(separator: ",").map(String.init))
-                if let unknown = options.only.first(where: { !measurements.contains($0) }) { fail("unknown measurement '\(unknown)'") }
+                if let unknown = options.only.first(where: { !measurements.contains($0) }) {
+                    fail("unknown measurement '\(unknown)'")
+                }
             case "-h", "--help": print(usage); exit(0)
             default: fail("unknown argument '\(arguments[index])'")
             }

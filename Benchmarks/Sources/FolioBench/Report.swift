@@ -85,7 +85,8 @@ struct Report: Codable, Sendable {
 
             """
         for r in results {
-            text += "| \(r.what) | \(Self.ms(r.median)) | \(Self.ms(r.p99)) | \(Self.ms(r.cpuMedian)) | \(Self.memoryText(r.memory)) | \(comparison(r)) | \(r.target ?? "") | \(Self.metText(r.met, r.metOnCPU)) |\n"
+            text +=
+                "| \(r.what) | \(Self.ms(r.median)) | \(Self.ms(r.p99)) | \(Self.ms(r.cpuMedian)) | \(Self.memoryText(r.memory)) | \(comparison(r)) | \(r.target ?? "") | \(Self.metText(r.met, r.metOnCPU)) |\n"
         }
         text += """
 
@@ -94,7 +95,8 @@ struct Report: Codable, Sendable {
 
             """
         for r in baselines {
-            text += "| `\(r.id)`: \(r.what) | \(Self.ms(r.median)) | \(Self.ms(r.p99)) | \(Self.ms(r.cpuMedian)) | \(Self.memoryText(r.memory)) |\n"
+            text +=
+                "| `\(r.id)`: \(r.what) | \(Self.ms(r.median)) | \(Self.ms(r.p99)) | \(Self.ms(r.cpuMedian)) | \(Self.memoryText(r.memory)) |\n"
         }
         let details = results.filter { $0.detail != nil }
         if !details.isEmpty || !notes.isEmpty {

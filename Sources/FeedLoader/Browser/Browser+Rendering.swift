@@ -43,7 +43,9 @@ extension Browser {
     private func titleBar(_ width: Int) -> String {
         var text = " FeedLoader · \(title) · \(newestFirst ? "newest first" : "oldest first")"
         if !filter.isEmpty { text += " · filter “\(filter)”" }
-        if case .detail = mode, let cursor { text += " · item \((model.row(of: cursor) + 1).formatted()) of \(model.rowCount.formatted())" }
+        if case .detail = mode, let cursor {
+            text += " · item \((model.row(of: cursor) + 1).formatted()) of \(model.rowCount.formatted())"
+        }
         return ANSI.barStyle + TextLayout.fit(text, width)
     }
 
@@ -55,7 +57,8 @@ extension Browser {
             return ANSI.bold + TextLayout.fit(" " + label + prompt.text + "▏", width)
         }
         if let message { return ANSI.bold + TextLayout.fit(" " + message.text, width) }
-        let keys = mode == .detail
+        let keys =
+            mode == .detail
             ? " Esc back · j/k previous/next · d delete · q back"
             : " ↑↓ jk · PgUp PgDn · g G · / filter · 0-9 day · s sort · ⏎ open · d delete · r import · q quit"
         return ANSI.dim + TextLayout.fit(keys, width)
@@ -63,7 +66,8 @@ extension Browser {
 
     private func statusLine(_ width: Int) -> String {
         let counters = store.diagnostics.counters
-        let text = " rows \(model.rowCount.formatted()) │ sections \(model.sections.count.formatted())"
+        let text =
+            " rows \(model.rowCount.formatted()) │ sections \(model.sections.count.formatted())"
             + " │ statements \(counters.statements.formatted()) │ batches \(counters.batchesLoaded.formatted())"
             + " │ records \(counters.recordsMaterialized.formatted()) │ batch size \(source.request.batchSize)"
         return ANSI.reverse + TextLayout.fit(text, width)
@@ -76,7 +80,11 @@ extension Browser {
         let height = listHeight
         if model.isEmpty {
             lines.append("")
-            lines.append(TextLayout.fit(filter.isEmpty ? "  No items. Press r to import some." : "  Nothing matches “\(filter)”. Press Esc to clear the filter.", width))
+            lines.append(
+                TextLayout.fit(
+                    filter.isEmpty
+                        ? "  No items. Press r to import some." : "  Nothing matches “\(filter)”. Press Esc to clear the filter.",
+                    width))
             while lines.count < height { lines.append("") }
             return lines
         }
@@ -115,7 +123,8 @@ extension Browser {
         let titleWidth = max(10, width - 2 - 1 - 5 - 2 - 2 - sourceWidth - 1)
         let text: String
         if let feed {
-            text = marker + " " + DayFormat.time(feed.published) + "  " + TextLayout.fit(feed.title, titleWidth) + "  "
+            text =
+                marker + " " + DayFormat.time(feed.published) + "  " + TextLayout.fit(feed.title, titleWidth) + "  "
                 + TextLayout.fit(feed.source, sourceWidth)
         } else {
             text = marker + " " + "--:--" + "  " + TextLayout.fit("(deleted)", titleWidth)
@@ -136,10 +145,15 @@ extension Browser {
             for line in TextLayout.wrap(feed.title, inner) { lines.append(ANSI.bold + "  " + line) }
             lines.append("")
             lines.append("  " + ANSI.dim + "Source     " + ANSI.reset + feed.source)
-            lines.append("  " + ANSI.dim + "Published  " + ANSI.reset + DayFormat.longDay(DayFormat.dayName(feed.published)) + " at "
-                + DayFormat.time(feed.published) + ANSI.dim + "  (" + feed.published.formatted(.iso8601) + ")")
-            lines.append("  " + ANSI.dim + "URL        " + ANSI.reset + ANSI.underline + TextLayout.fit(feed.url, inner - 11).trimmingCharacters(in: .whitespaces))
-            lines.append("  " + ANSI.dim + "Image      " + ANSI.reset + TextLayout.fit(feed.imageURL ?? "none", inner - 11).trimmingCharacters(in: .whitespaces))
+            lines.append(
+                "  " + ANSI.dim + "Published  " + ANSI.reset + DayFormat.longDay(DayFormat.dayName(feed.published)) + " at "
+                    + DayFormat.time(feed.published) + ANSI.dim + "  (" + feed.published.formatted(.iso8601) + ")")
+            lines.append(
+                "  " + ANSI.dim + "URL        " + ANSI.reset + ANSI.underline
+                    + TextLayout.fit(feed.url, inner - 11).trimmingCharacters(in: .whitespaces))
+            lines.append(
+                "  " + ANSI.dim + "Image      " + ANSI.reset
+                    + TextLayout.fit(feed.imageURL ?? "none", inner - 11).trimmingCharacters(in: .whitespaces))
             lines.append("")
             for line in TextLayout.wrap(feed.summary, min(inner, 90)) { lines.append("  " + line) }
         } else {

@@ -118,12 +118,13 @@ final class Browser {
     private func startProducers() {
         let post = self.post
         Self.startKeyReader(post)
-        helpers.append(Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(200))
-                post.yield(.tick)
-            }
-        })
+        helpers.append(
+            Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(200))
+                    post.yield(.tick)
+                }
+            })
         for (number, event) in [(SIGWINCH, Event.resize), (SIGTERM, .terminate), (SIGHUP, .terminate)] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
@@ -370,7 +371,9 @@ final class Browser {
             return
         }
         let store = self.store, post = self.post, file = refreshFile
-        show(file.map { "Importing \(($0 as NSString).lastPathComponent) in the background…" } ?? "Fetching live news in the background…")
+        show(
+            file.map { "Importing \(($0 as NSString).lastPathComponent) in the background…" }
+                ?? "Fetching live news in the background…")
         importTask = Task.detached {
             let importer = FeedImporter(store: store)
             do {

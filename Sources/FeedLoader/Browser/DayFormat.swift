@@ -21,8 +21,10 @@ enum DayFormat {
     }
 
     static let weekdays = ["Thursday", "Friday", "Saturday", "Sunday", "Monday", "Tuesday", "Wednesday"]
-    static let months = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
-                         "October", "November", "December"]
+    static let months = [
+        "January", "February", "March", "April", "May", "June", "July", "August", "September",
+        "October", "November", "December",
+    ]
 
     /// `2025-06-13` → `2025-06-13  Friday 13 June 2025`.
     static func dayTitle(_ name: String) -> String {

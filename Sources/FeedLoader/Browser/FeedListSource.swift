@@ -82,7 +82,8 @@ extension RecordRequest where R == Feed {
             // Folio's `contains` is exact (SQLite instr, case-sensitive), and its predicates
             // have no case-insensitive form yet: also try the usual capitalisations.
             let firstCapital = text.prefix(1).uppercased() + text.dropFirst()
-            let wordCapitals = text.split(separator: " ").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(separator: " ")
+            let wordCapitals = text.split(separator: " ").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(
+                separator: " ")
             let lower = text.lowercased()
             request.predicate = Predicate<Feed> { feed in
                 PredicateExpressions.build_Disjunction(
@@ -105,9 +106,11 @@ extension RecordRequest where R == Feed {
 /// seven of them in one `#Predicate` are too much for the type checker).
 private func contains(
     _ feed: PredicateExpressions.Variable<Feed>, _ keyPath: any KeyPath<Feed, String> & Sendable, _ text: String
-) -> PredicateExpressions.CollectionContainsCollection<
-    PredicateExpressions.KeyPath<PredicateExpressions.Variable<Feed>, String>, PredicateExpressions.Value<String>
-> {
+)
+    -> PredicateExpressions.CollectionContainsCollection<
+        PredicateExpressions.KeyPath<PredicateExpressions.Variable<Feed>, String>, PredicateExpressions.Value<String>
+    >
+{
     PredicateExpressions.build_contains(
         PredicateExpressions.build_KeyPath(root: feed, keyPath: keyPath), PredicateExpressions.build_Arg(text))
 }

@@ -17,11 +17,13 @@ struct PlainReport {
         let rows = sections.reduce(0) { $0 + $1.identifiers.count }
         var out = "FeedLoader · \(title)\n"
         if let imported { out += "Imported the sample feed: \(imported)\n" }
-        out += "\(rows.formatted()) item\(rows == 1 ? "" : "s") in \(sections.count.formatted()) day\(sections.count == 1 ? "" : "s"), newest first\n"
+        out +=
+            "\(rows.formatted()) item\(rows == 1 ? "" : "s") in \(sections.count.formatted()) day\(sections.count == 1 ? "" : "s"), newest first\n"
         var shown = 0
         outer: for (sectionIndex, section) in sections.enumerated() {
             guard shown < limit else { break }
-            out += "\n\(DayFormat.dayTitle(section.name)) — \(section.identifiers.count.formatted()) item\(section.identifiers.count == 1 ? "" : "s")\n"
+            out +=
+                "\n\(DayFormat.dayTitle(section.name)) — \(section.identifiers.count.formatted()) item\(section.identifiers.count == 1 ? "" : "s")\n"
             for (item, id) in section.identifiers.enumerated() {
                 guard shown < limit else { break outer }
                 let feed = source.record(id, at: IndexPath(item: item, section: sectionIndex))
@@ -35,7 +37,8 @@ struct PlainReport {
         }
         if shown < rows { out += "\n… \((rows - shown).formatted()) more; run in a terminal to browse them, or pass --limit.\n" }
         let counters = store.diagnostics.counters
-        out += "\nstatements \(counters.statements.formatted()) · batches \(counters.batchesLoaded.formatted()) · records \(counters.recordsMaterialized.formatted())\n"
+        out +=
+            "\nstatements \(counters.statements.formatted()) · batches \(counters.batchesLoaded.formatted()) · records \(counters.recordsMaterialized.formatted())\n"
         return out
     }
 }

@@ -118,7 +118,8 @@ struct RowModel: Equatable {
             if move.isUpdated { applied.updated.append(moved) }
         }
         guard change.insertedItems.count == change.insertedIdentifiers.count else {
-            throw ApplyError.outOfRange("\(change.insertedItems.count) inserted rows, \(change.insertedIdentifiers.count) identifiers")
+            throw ApplyError.outOfRange(
+                "\(change.insertedItems.count) inserted rows, \(change.insertedIdentifiers.count) identifiers")
         }
         for (path, inserted) in zip(change.insertedItems, change.insertedIdentifiers) {
             arrivals.append((path, inserted))

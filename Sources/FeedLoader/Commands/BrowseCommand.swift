@@ -22,7 +22,9 @@ struct BrowseCommand: AsyncParsableCommand {
     @Option(name: .customLong("generate"), help: ArgumentHelp("First add N synthetic items (see `generate`).", valueName: "N"))
     var generateCount: Int?
 
-    @Option(name: .customLong("refresh-from"), help: ArgumentHelp("The feed file `r` imports; simulated live news by default.", valueName: "file"))
+    @Option(
+        name: .customLong("refresh-from"),
+        help: ArgumentHelp("The feed file `r` imports; simulated live news by default.", valueName: "file"))
     var refreshFile: String?
 
     @Flag(help: "Print the plain report even on a terminal.")
@@ -48,7 +50,8 @@ struct BrowseCommand: AsyncParsableCommand {
             let bar = ProgressBar("Generating", total: generateCount)
             let done = try await GenerateCommand.insert(
                 FeedGenerator(seed: UInt64.random(in: 1...UInt64.max >> 1), newest: Date()), count: generateCount,
-                into: store) { bar.update($0) }
+                into: store
+            ) { bar.update($0) }
             bar.finish(done)
         }
         let interactive = Terminal.isInteractive && !plain

@@ -70,7 +70,8 @@ struct GenerateCommand: AsyncParsableCommand {
         progress: @MainActor (Int) -> Void
     ) async throws -> Int {
         var done = 0
-        var next: Task<[FeedItem], Never>? = count > 0
+        var next: Task<[FeedItem], Never>? =
+            count > 0
             ? Task.detached { generator.items(0..<min(chunk, count)) } : nil
         while let pending = next {
             let items = await pending.value

@@ -33,7 +33,8 @@ struct FeedGenerator: Sendable {
         let slug = Self.slug(title)
         let token = "\(runToken)\(String(index, radix: 36))"
         let url = "https://\(outlet.domain)/\(path)/\(slug)-\(token)/"
-        let image: String? = random.below(10) == 0
+        let image: String? =
+            random.below(10) == 0
             ? nil : "https://\(outlet.imageHost)/\(path.prefix(7))/\(slug.prefix(48))-\(token).jpg"
         return FeedItem(title: title, url: url, published: published, summary: summary, source: outlet.name, imageURL: image)
     }
@@ -116,54 +117,109 @@ struct FeedGenerator: Sendable {
 
     /// Placeholders: {device} {os} {service} {feature} {part} {n} {beta} {city} {price} {percent} {country} {weeks}
     static let stories: [Story] = [
-        Story(title: "Apple seeds {os} beta {beta} to developers",
-              summary: "The new beta arrives a week after the last one and focuses on {feature}, along with the usual bug fixes and performance improvements."),
-        Story(title: "{os} is now available with {feature} improvements",
-              summary: "The update can be downloaded from Settings on supported devices. Apple says it also fixes {n} security issues."),
-        Story(title: "Hands-on: {feature} in {os}",
-              summary: "We spent a few days with {feature} on the {device}. Here's what works, what doesn't, and what Apple still needs to fix."),
-        Story(title: "Review: the {device}, {weeks} weeks later",
-              summary: "After {weeks} weeks of daily use, the {device} has settled into a routine. Battery life and {part} stand out; the price still stings."),
-        Story(title: "{device} drops to its lowest price ever",
-              summary: "Retailers are discounting the {device} by {price} this week, the best price we have tracked since launch."),
-        Story(title: "Report: Apple testing {device} with {part}",
-              summary: "Supply-chain sources say Apple is evaluating {part} for a future {device}, though the feature may not ship until next year."),
-        Story(title: "How to use {feature} on your {device}",
-              summary: "{feature} is easy to miss. This step-by-step guide shows where to find it in {os} and how to make the most of it."),
-        Story(title: "{service} adds {n} new features in latest update",
-              summary: "The update brings {n} changes to {service}, including better search, offline support and a redesigned home screen."),
-        Story(title: "Analyst: {device} shipments up {percent}% this quarter",
-              summary: "Demand for the {device} beat expectations, with strong sales in {country} offsetting a slower quarter in Europe."),
-        Story(title: "{service} price increase rolls out to more countries",
-              summary: "Subscribers in {country} and other markets will pay {price} more each month starting with their next billing cycle."),
-        Story(title: "Tim Cook talks {feature} and privacy in new interview",
-              summary: "Apple's CEO said {feature} was years in the making and that privacy remained the company's guiding principle."),
-        Story(title: "Everything we know about {os}",
-              summary: "From {feature} to a refreshed design, here is a roundup of every rumor about {os} ahead of its unveiling."),
-        Story(title: "Deals: save {price} on the {device} today",
-              summary: "The {device} is {price} off at major retailers, matching the lowest price of the year. The deal ends Sunday."),
-        Story(title: "Apple opens new store in {city}",
-              summary: "The new store in {city} features a forum for Today at Apple sessions and a dedicated pickup area for online orders."),
-        Story(title: "{device} teardown reveals {part}",
-              summary: "A teardown of the {device} shows {part}, a modest repairability improvement over the previous model."),
-        Story(title: "Apple expands {service} to {n} new countries",
-              summary: "{service} is now available in {n} more countries, including {country}, bringing its total reach to over 170 markets."),
-        Story(title: "Tip: {n} hidden {os} settings worth changing",
-              summary: "Some of the best options in {os} are buried several menus deep. These {n} settings make your {device} faster and quieter."),
-        Story(title: "Apple fixes {feature} bug in {os} update",
-              summary: "A bug that caused {feature} to stop working for some users on the {device} is fixed in today's update."),
-        Story(title: "Developers can now build for {feature} with new APIs",
-              summary: "New frameworks in {os} let third-party apps adopt {feature}. Apple published sample code and updated its design guidelines."),
-        Story(title: "{device} vs. the competition: which should you buy?",
-              summary: "We compare the {device} with its closest rivals on performance, display, battery life and price."),
-        Story(title: "Apple's {service} gets {feature} integration",
-              summary: "{service} now works with {feature}, a change first spotted in the {os} beta and now rolling out to everyone."),
-        Story(title: "Rumor: {device} to launch with {part} this fall",
-              summary: "A new report claims the {device} will get {part}, a feature Apple has reportedly been testing for two years."),
-        Story(title: "Apple confirms {os} release date",
-              summary: "{os} will be released next week with {feature}, Apple confirmed in a press release this morning."),
-        Story(title: "Podcast: {device} first impressions and {service} news",
-              summary: "This week we share first impressions of the {device}, discuss the latest {service} changes and answer listener questions."),
+        Story(
+            title: "Apple seeds {os} beta {beta} to developers",
+            summary:
+                "The new beta arrives a week after the last one and focuses on {feature}, along with the usual bug fixes and performance improvements."
+        ),
+        Story(
+            title: "{os} is now available with {feature} improvements",
+            summary:
+                "The update can be downloaded from Settings on supported devices. Apple says it also fixes {n} security issues."),
+        Story(
+            title: "Hands-on: {feature} in {os}",
+            summary:
+                "We spent a few days with {feature} on the {device}. Here's what works, what doesn't, and what Apple still needs to fix."
+        ),
+        Story(
+            title: "Review: the {device}, {weeks} weeks later",
+            summary:
+                "After {weeks} weeks of daily use, the {device} has settled into a routine. Battery life and {part} stand out; the price still stings."
+        ),
+        Story(
+            title: "{device} drops to its lowest price ever",
+            summary: "Retailers are discounting the {device} by {price} this week, the best price we have tracked since launch."),
+        Story(
+            title: "Report: Apple testing {device} with {part}",
+            summary:
+                "Supply-chain sources say Apple is evaluating {part} for a future {device}, though the feature may not ship until next year."
+        ),
+        Story(
+            title: "How to use {feature} on your {device}",
+            summary:
+                "{feature} is easy to miss. This step-by-step guide shows where to find it in {os} and how to make the most of it."
+        ),
+        Story(
+            title: "{service} adds {n} new features in latest update",
+            summary:
+                "The update brings {n} changes to {service}, including better search, offline support and a redesigned home screen."
+        ),
+        Story(
+            title: "Analyst: {device} shipments up {percent}% this quarter",
+            summary:
+                "Demand for the {device} beat expectations, with strong sales in {country} offsetting a slower quarter in Europe."
+        ),
+        Story(
+            title: "{service} price increase rolls out to more countries",
+            summary:
+                "Subscribers in {country} and other markets will pay {price} more each month starting with their next billing cycle."
+        ),
+        Story(
+            title: "Tim Cook talks {feature} and privacy in new interview",
+            summary:
+                "Apple's CEO said {feature} was years in the making and that privacy remained the company's guiding principle."),
+        Story(
+            title: "Everything we know about {os}",
+            summary: "From {feature} to a refreshed design, here is a roundup of every rumor about {os} ahead of its unveiling."),
+        Story(
+            title: "Deals: save {price} on the {device} today",
+            summary:
+                "The {device} is {price} off at major retailers, matching the lowest price of the year. The deal ends Sunday."),
+        Story(
+            title: "Apple opens new store in {city}",
+            summary:
+                "The new store in {city} features a forum for Today at Apple sessions and a dedicated pickup area for online orders."
+        ),
+        Story(
+            title: "{device} teardown reveals {part}",
+            summary: "A teardown of the {device} shows {part}, a modest repairability improvement over the previous model."),
+        Story(
+            title: "Apple expands {service} to {n} new countries",
+            summary:
+                "{service} is now available in {n} more countries, including {country}, bringing its total reach to over 170 markets."
+        ),
+        Story(
+            title: "Tip: {n} hidden {os} settings worth changing",
+            summary:
+                "Some of the best options in {os} are buried several menus deep. These {n} settings make your {device} faster and quieter."
+        ),
+        Story(
+            title: "Apple fixes {feature} bug in {os} update",
+            summary: "A bug that caused {feature} to stop working for some users on the {device} is fixed in today's update."),
+        Story(
+            title: "Developers can now build for {feature} with new APIs",
+            summary:
+                "New frameworks in {os} let third-party apps adopt {feature}. Apple published sample code and updated its design guidelines."
+        ),
+        Story(
+            title: "{device} vs. the competition: which should you buy?",
+            summary: "We compare the {device} with its closest rivals on performance, display, battery life and price."),
+        Story(
+            title: "Apple's {service} gets {feature} integration",
+            summary:
+                "{service} now works with {feature}, a change first spotted in the {os} beta and now rolling out to everyone."),
+        Story(
+            title: "Rumor: {device} to launch with {part} this fall",
+            summary:
+                "A new report claims the {device} will get {part}, a feature Apple has reportedly been testing for two years."),
+        Story(
+            title: "Apple confirms {os} release date",
+            summary: "{os} will be released next week with {feature}, Apple confirmed in a press release this morning."),
+        Story(
+            title: "Podcast: {device} first impressions and {service} news",
+            summary:
+                "This week we share first impressions of the {device}, discuss the latest {service} changes and answer listener questions."
+        ),
     ]
 
     static let devices = [

@@ -20,7 +20,9 @@ struct ImportReport: Sendable, Equatable, CustomStringConvertible {
 
     /// `sample-feed.json: 400 items, 12 new, 3 updated, 385 unchanged, 1 skipped`
     var description: String {
-        var parts = ["\(total.formatted()) item\(total == 1 ? "" : "s")", "\(inserted.formatted()) new", "\(updated.formatted()) updated"]
+        var parts = [
+            "\(total.formatted()) item\(total == 1 ? "" : "s")", "\(inserted.formatted()) new", "\(updated.formatted()) updated",
+        ]
         parts.append("\(unchanged.formatted()) unchanged")
         if repeated > 0 { parts.append("\(repeated.formatted()) repeated") }
         if !problems.isEmpty { parts.append("\(problems.count.formatted()) skipped") }

@@ -100,7 +100,9 @@ enum FeedParser {
 
         guard let rawURL = object["url"], !(rawURL is NSNull) else { return fail("\"url\" is missing") }
         guard let url else { return fail("\"url\" is not text, found \(describe(rawURL))") }
-        guard let host = webHost(url) else { return fail("\"url\" is not an http or https address: \"\(url.truncated(to: 80))\"") }
+        guard let host = webHost(url) else {
+            return fail("\"url\" is not an http or https address: \"\(url.truncated(to: 80))\"")
+        }
 
         guard let rawPublished = object["published"], !(rawPublished is NSNull) else { return fail("\"published\" is missing") }
         guard let publishedText = rawPublished as? String else {
@@ -133,8 +135,9 @@ enum FeedParser {
             imageURL = trimmed
             break
         }
-        return .success(FeedItem(
-            title: title, url: url, published: published, summary: summary, source: source, imageURL: imageURL))
+        return .success(
+            FeedItem(
+                title: title, url: url, published: published, summary: summary, source: source, imageURL: imageURL))
     }
 
     /// The host of an http(s) URL, or `nil`.
@@ -194,7 +197,9 @@ enum FeedParser {
             detail.removeSubrange(around)
         }
         detail = detail.trimmingCharacters(in: CharacterSet(charactersIn: ". "))
-        if offset < data.count, let found = String(bytes: data[data.index(data.startIndex, offsetBy: offset)...].prefix(1), encoding: .utf8) {
+        if offset < data.count,
+            let found = String(bytes: data[data.index(data.startIndex, offsetBy: offset)...].prefix(1), encoding: .utf8)
+        {
             detail += ", found \"\(found)\""
         }
         if data.isEmpty { detail = "the file is empty" }

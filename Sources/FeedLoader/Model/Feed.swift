@@ -14,14 +14,16 @@ struct Feed: PersistentRecord, Equatable {
     var source = ""
     var imageURL: String?
 
-    static let entity = EntityDescription<Feed>("feed", [
-        AttributeDescription(\.title),
-        AttributeDescription(\.url, unique: true),
-        AttributeDescription(\.published, indexed: true),
-        AttributeDescription(\.summary),
-        AttributeDescription(\.source),
-        AttributeDescription(\.imageURL),
-    ])
+    static let entity = EntityDescription<Feed>(
+        "feed",
+        [
+            AttributeDescription(\.title),
+            AttributeDescription(\.url, unique: true),
+            AttributeDescription(\.published, indexed: true),
+            AttributeDescription(\.summary),
+            AttributeDescription(\.source),
+            AttributeDescription(\.imageURL),
+        ])
 
     init() {}
 

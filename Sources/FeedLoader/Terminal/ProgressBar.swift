@@ -43,8 +43,11 @@ final class ProgressBar {
         guard !finished else { return }
         update(completed, force: true)
         finished = true
-        if isTerminal { Terminal.write((note.map { "  " + $0 } ?? "") + "\n", to: STDERR_FILENO) }
-        else if let note { Terminal.write(note + "\n", to: STDERR_FILENO) }
+        if isTerminal {
+            Terminal.write((note.map { "  " + $0 } ?? "") + "\n", to: STDERR_FILENO)
+        } else if let note {
+            Terminal.write(note + "\n", to: STDERR_FILENO)
+        }
     }
 
     /// Abandons the bar, ending its line.

@@ -84,7 +84,11 @@ public struct ChangeSet: Sendable, Equatable, CustomStringConvertible {
         if !deletedItems.isEmpty { parts.append("-[\(paths(deletedItems))]") }
         if !insertedItems.isEmpty { parts.append("+[\(paths(insertedItems))]") }
         if !movedItems.isEmpty {
-            parts.append("~[" + movedItems.map { "\($0.from.section).\($0.from.item)>\($0.to.section).\($0.to.item)\($0.isUpdated ? "*" : "")" }.joined(separator: " ") + "]")
+            parts.append(
+                "~["
+                    + movedItems.map {
+                        "\($0.from.section).\($0.from.item)>\($0.to.section).\($0.to.item)\($0.isUpdated ? "*" : "")"
+                    }.joined(separator: " ") + "]")
         }
         if !updatedItems.isEmpty { parts.append("*[\(paths(updatedItems))]") }
         return "ChangeSet(\(parts.joined(separator: " ")))"

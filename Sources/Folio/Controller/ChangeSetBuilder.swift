@@ -131,9 +131,11 @@ enum ChangeSetBuilder {
         // Rows known unchanged weigh more than all changed rows together, so they are never
         // the ones reported as moved.
         let heavy = common.count + 1
-        let keep = Set(longestIncreasing(common.map { c in
-            (c.old, changed.map { $0.contains(c.id) ? 1 : heavy } ?? 1)
-        }))
+        let keep = Set(
+            longestIncreasing(
+                common.map { c in
+                    (c.old, changed.map { $0.contains(c.id) ? 1 : heavy } ?? 1)
+                }))
         var survivors: [Survivor] = []
         for (k, c) in common.enumerated() {
             let updated = changed?.contains(c.id) ?? false

@@ -144,7 +144,8 @@ public final class FetchedResultsController<R: PersistentRecord> {
         }
         // Past 100,000 rows a request change is a reload: the difference would take
         // longer to compute (on the main actor) than a table view takes to reload.
-        let change = old.ids.count + state.ids.count > 100_000
+        let change =
+            old.ids.count + state.ids.count > 100_000
             ? ChangeSet.reload
             : ResultsTracker.limitReload(ChangeSetBuilder.diff(old: old, new: state, changed: nil))
         deliver(change, newState: state)
@@ -222,7 +223,8 @@ public final class FetchedResultsController<R: PersistentRecord> {
     private var sectionKeyFingerprint: String {
         guard let sectionKey else { return "-" }
         let expression = try? sectionKey.expression()
-        return "\(sectionKey.description) sql=\(expression?.fragment.fingerprint ?? "?") day=\(expression?.dayOffset.map(String.init) ?? "-")"
+        return
+            "\(sectionKey.description) sql=\(expression?.fragment.fingerprint ?? "?") day=\(expression?.dayOffset.map(String.init) ?? "-")"
     }
 
     /// Installs what was read. The tracker it returns with `catchUp` saw commits while the
@@ -230,7 +232,8 @@ public final class FetchedResultsController<R: PersistentRecord> {
     /// (their change set is delivered after this state), not at a next commit that may
     /// never come.
     private func finish(_ plan: LoadPlan, _ loaded: (ResultsState, SectionCache.Outcome, Int64))
-        -> (state: ResultsState, tracker: ResultsTracker?, catchUp: ResultsTracker?) {
+        -> (state: ResultsState, tracker: ResultsTracker?, catchUp: ResultsTracker?)
+    {
         let (full, outcome, token) = loaded
         let needsCatchUp = plan.tracker?.install(full) ?? false
         lastCacheOutcome = outcome
@@ -409,10 +412,11 @@ public final class FetchedResultsController<R: PersistentRecord> {
         if let results { return results }
         guard let presented else { return nil }
         let batchSize = fetchRequest.batchSize > 0 ? fetchRequest.batchSize : Swift.max(1, presented.ids.count)
-        let made = FetchedRecords(loader: BatchLoader<R>(
-            store: store, identifiers: presented.ids, batchSize: batchSize,
-            maxBatches: fetchRequest.batchSize > 0 ? fetchRequest.maxBatchesInMemory : 1,
-            inherited: inheritedRecords))
+        let made = FetchedRecords(
+            loader: BatchLoader<R>(
+                store: store, identifiers: presented.ids, batchSize: batchSize,
+                maxBatches: fetchRequest.batchSize > 0 ? fetchRequest.maxBatchesInMemory : 1,
+                inherited: inheritedRecords))
         inheritedRecords = [:]
         results = made
         return made
@@ -435,9 +439,10 @@ public final class FetchedResultsController<R: PersistentRecord> {
                 label = (name, sectionIndexTitle.map { $0(name) } ?? defaultIndexTitle(name))
                 sectionNames[run.value] = label
             }
-            infos.append(SectionInfo(
-                name: label.name, indexTitle: label.indexTitle, numberOfObjects: run.count,
-                offset: offset, isNil: presented.sectioned && run.value.isNull))
+            infos.append(
+                SectionInfo(
+                    name: label.name, indexTitle: label.indexTitle, numberOfObjects: run.count,
+                    offset: offset, isNil: presented.sectioned && run.value.isNull))
             offset += run.count
         }
         sectionInfos = infos
@@ -497,7 +502,9 @@ public final class FetchedResultsController<R: PersistentRecord> {
 
     // MARK: Persistent cache
 
-    private func scheduleCacheWrite(_ state: ResultsState, fingerprint: SectionCache.Fingerprint, token: Int64, to url: URL, delay: Bool) {
+    private func scheduleCacheWrite(
+        _ state: ResultsState, fingerprint: SectionCache.Fingerprint, token: Int64, to url: URL, delay: Bool
+    ) {
         cacheWriteTask?.cancel()
         cacheWriteTask = Task.detached(priority: .utility) {
             if delay { try? await Task.sleep(for: .milliseconds(500)) }

@@ -49,10 +49,12 @@ extension FetchedResultsControllerDelegate {
     public func controllerWillChangeContent(_ controller: FetchedResultsController<ResultType>) {}
     public func controller(
         _ controller: FetchedResultsController<ResultType>, didChange section: SectionInfo,
-        atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType) {}
+        atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType
+    ) {}
     public func controller(
         _ controller: FetchedResultsController<ResultType>, didChangeObject id: RecordID,
-        at indexPath: IndexPath?, for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {}
+        at indexPath: IndexPath?, for type: FetchedResultsChangeType, newIndexPath: IndexPath?
+    ) {}
     public func controllerDidChangeContent(_ controller: FetchedResultsController<ResultType>) {}
     public func controller(_ controller: FetchedResultsController<ResultType>, didChangeContentWith changes: ChangeSet) {}
     public func controller(_ controller: FetchedResultsController<ResultType>, didChangeContentWith snapshot: Snapshot) {}

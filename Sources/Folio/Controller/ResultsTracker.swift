@@ -59,7 +59,9 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
     // MARK: Fetching
 
     /// Every matching identifier (the window is applied when presenting) and its sections.
-    static func fetchFull(_ db: Database, query: CompiledQuery, section: SectionExpression?, diagnostics: Diagnostics) throws -> ResultsState {
+    static func fetchFull(_ db: Database, query: CompiledQuery, section: SectionExpression?, diagnostics: Diagnostics) throws
+        -> ResultsState
+    {
         let (ids, runs) = try IdentifierScan.run(
             db, SQLBuilder.identifiers(query, section: section?.fragment, windowed: false),
             withSection: section != nil, sectionTransform: section?.transform, dayOffset: section?.dayOffset,
@@ -157,9 +159,12 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
 
     func apply(_ changed: Set<Int64>, to old: ResultsState, maxID: Int64, _ db: Database) throws -> (ResultsState, ChangeSet) {
         if Self.isIncremental(changed: changed.count, total: old.ids.count),
-           let result = try incremental(changed, old, maxID: maxID, db) {
+            let result = try incremental(changed, old, maxID: maxID, db)
+        {
             if query.isWindowed {
-                return (result.0, Self.limitReload(ChangeSetBuilder.diff(old: present(old), new: present(result.0), changed: changed)))
+                return (
+                    result.0, Self.limitReload(ChangeSetBuilder.diff(old: present(old), new: present(result.0), changed: changed))
+                )
             }
             return result
         }
@@ -175,7 +180,9 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
 
     /// The incremental path; `nil` when the rows do not fit the section order (then the
     /// caller rescans).
-    private func incremental(_ changed: Set<Int64>, _ old: ResultsState, maxID: Int64, _ db: Database) throws -> (ResultsState, ChangeSet)? {
+    private func incremental(_ changed: Set<Int64>, _ old: ResultsState, maxID: Int64, _ db: Database) throws -> (
+        ResultsState, ChangeSet
+    )? {
         // 1. The touched rows that match now, in result order, with their keys.
         var json = "["
         for (i, id) in changed.enumerated() {
@@ -282,7 +289,9 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
             var lowKey: RowKey?, highKey: RowKey?
         }
         func key(_ index: Int) throws -> RowKey {
-            guard let key = try probe.key(ids[index]) else { throw FolioError.recordNotFound(entity: table, id: RecordID(ids[index])) }
+            guard let key = try probe.key(ids[index]) else {
+                throw FolioError.recordNotFound(entity: table, id: RecordID(ids[index]))
+            }
             return key
         }
         var gaps = [Int](repeating: 0, count: rows.count)
@@ -312,10 +321,15 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
             }
             gaps[middle] = low
             if range.rows.lowerBound < middle {
-                pending.append(Range(rows: range.rows.lowerBound..<middle, low: range.low, high: low, lowKey: range.lowKey, highKey: highKey))
+                pending.append(
+                    Range(rows: range.rows.lowerBound..<middle, low: range.low, high: low, lowKey: range.lowKey, highKey: highKey)
+                )
             }
             if middle + 1 < range.rows.upperBound {
-                pending.append(Range(rows: (middle + 1)..<range.rows.upperBound, low: low, high: range.high, lowKey: lowKey, highKey: range.highKey))
+                pending.append(
+                    Range(
+                        rows: (middle + 1)..<range.rows.upperBound, low: low, high: range.high, lowKey: lowKey,
+                        highKey: range.highKey))
             }
         }
         return gaps

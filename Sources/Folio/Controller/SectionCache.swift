@@ -102,13 +102,16 @@ public enum SectionCache {
                 return .failure("not a cache file")
             }
             let body = raw.count - 8
-            guard checksum(UnsafeRawBufferPointer(rebasing: raw[0..<body])) == raw.loadUnaligned(fromByteOffset: body, as: UInt64.self) else {
+            guard
+                checksum(UnsafeRawBufferPointer(rebasing: raw[0..<body]))
+                    == raw.loadUnaligned(fromByteOffset: body, as: UInt64.self)
+            else {
                 return .failure("checksum mismatch (truncated or corrupt)")
             }
             let headerLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: magic.count, as: UInt32.self)))
             let headerStart = magic.count + 4
             guard headerStart + headerLength <= body,
-                  let header = try? JSONDecoder().decode(Header.self, from: Data(raw[headerStart..<(headerStart + headerLength)]))
+                let header = try? JSONDecoder().decode(Header.self, from: Data(raw[headerStart..<(headerStart + headerLength)]))
             else { return .failure("unreadable header") }
             if header.fingerprint.entity != fingerprint.entity { return .failure("entity differs") }
             if header.fingerprint.versionHash != fingerprint.versionHash { return .failure("entity version hash differs") }
@@ -140,7 +143,10 @@ public enum SectionCache {
         for chunk in state.ids.chunks {
             chunk.withUnsafeBufferPointer { buffer in
                 if 1.littleEndian == 1 {
-                    data.append(UnsafeBufferPointer(start: UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: UInt8.self), count: buffer.count * 8))
+                    data.append(
+                        UnsafeBufferPointer(
+                            start: UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: UInt8.self),
+                            count: buffer.count * 8))
                 } else {
                     for id in buffer { withUnsafeBytes(of: id.littleEndian) { data.append(contentsOf: $0) } }
                 }
@@ -159,7 +165,9 @@ public enum SectionCache {
             return
         }
         let directory = store.cacheDirectory
-        guard let files = try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil) else { return }
+        guard let files = try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil) else {
+            return
+        }
         for file in files where file.pathExtension == fileExtension {
             try FileManager.default.removeItem(at: file)
         }

@@ -54,7 +54,9 @@ public final class Diagnostics: Sendable {
     /// Sends each SQL statement to `sink` (nil switches the log off).
     /// - Parameter expanded: include bound values in the text.
     public func logSQL(expanded: Bool = false, _ sink: (@Sendable (String) -> Void)?) {
-        state.withLock { $0.sink = sink; $0.expanded = expanded }
+        state.withLock {
+            $0.sink = sink; $0.expanded = expanded
+        }
     }
 
     /// Sends each SQL statement to a swift-log `Logger` at debug level.

@@ -65,7 +65,7 @@ extension Double: AttributeValue {
         switch stored.storage {
         case .double(let v): return v
         case .int64(let v): return Double(v)
-        case .null: return .nan // SQLite stores NaN as NULL
+        case .null: return .nan  // SQLite stores NaN as NULL
         default: throw mismatch(stored, column, "a number")
         }
     }

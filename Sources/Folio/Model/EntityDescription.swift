@@ -107,7 +107,8 @@ public struct EntitySchema: Sendable, Hashable, Codable {
     var canonicalText: String {
         var text = "folio-entity-1;\(name)"
         for c in columns {
-            text += ";\(c.name):\(c.type.rawValue):\(c.isOptional ? "?" : "!"):\(c.isIndexed ? "i" : "-"):\(c.isUnique ? "u" : "-")"
+            text +=
+                ";\(c.name):\(c.type.rawValue):\(c.isOptional ? "?" : "!"):\(c.isIndexed ? "i" : "-"):\(c.isUnique ? "u" : "-")"
         }
         return text
     }

@@ -192,7 +192,8 @@ extension PredicateExpressions.CollectionContainsCollection: FolioTranslatableEx
     func sqlTerm<R>(_ t: PredicateTranslator<R>) throws -> SQLTerm {
         guard Base.Output.self == String.self || Base.Output.self == Substring.self else {
             throw FolioError.unsupportedPredicate(
-                expression: "CollectionContainsCollection on \(Base.Output.self)", reason: "only String.contains(_:) is supported")
+                expression: "CollectionContainsCollection on \(Base.Output.self)", reason: "only String.contains(_:) is supported"
+            )
         }
         let base = try t.term(self.base).fragment, other = try t.term(self.other).fragment
         // instr is exact and case-sensitive, like Swift's contains; LIKE would not be.
@@ -218,7 +219,8 @@ extension PredicateExpressions.SequenceContains: FolioTranslatableExpression {
         let sequence = try t.term(self.sequence)
         guard case .list(let values) = sequence else {
             throw FolioError.unsupportedPredicate(
-                expression: "SequenceContains", reason: "only membership in a literal array, like [a, b].contains($0.x), is supported")
+                expression: "SequenceContains",
+                reason: "only membership in a literal array, like [a, b].contains($0.x), is supported")
         }
         let element = try t.term(self.element).fragment
         // `x IN (…, NULL)` is never true for a NULL x, while Swift finds nil in [a, nil].

@@ -13,11 +13,14 @@ enum SQLBuilder {
 
     static func validateIdentifier(_ name: String, entity: String) throws {
         guard let first = name.unicodeScalars.first, name.utf8.count <= 64,
-              first == "_" || (first.isASCII && first.properties.isAlphabetic),
-              name.unicodeScalars.allSatisfy({ $0 == "_" || ($0.isASCII && $0.properties.isAlphabetic) || ("0"..."9").contains($0) })
+            first == "_" || (first.isASCII && first.properties.isAlphabetic),
+            name.unicodeScalars.allSatisfy({ $0 == "_" || ($0.isASCII && $0.properties.isAlphabetic) || ("0"..."9").contains($0) }
+            )
         else {
             throw FolioError.invalidSchema(
-                entity: entity, reason: "'\(name)' is not a valid identifier (letters, digits and _, starting with a letter or _, at most 64 bytes)")
+                entity: entity,
+                reason:
+                    "'\(name)' is not a valid identifier (letters, digits and _, starting with a letter or _, at most 64 bytes)")
         }
         let lower = name.lowercased()
         if lower.hasPrefix("sqlite_") || lower.hasPrefix("folio_") {
@@ -51,10 +54,12 @@ enum SQLBuilder {
         var statements = ["CREATE TABLE \(table) (\(columns.joined(separator: ", ")))"]
         for c in schema.columns where c.isIndexed {
             statements.append(
-                "CREATE \(c.isUnique ? "UNIQUE " : "")INDEX \(quote(indexName(schema.name, c.name))) ON \(table)(\(quote(c.name)))")
+                "CREATE \(c.isUnique ? "UNIQUE " : "")INDEX \(quote(indexName(schema.name, c.name))) ON \(table)(\(quote(c.name)))"
+            )
         }
         for (event, name) in [("INSERT", "ins"), ("UPDATE", "upd"), ("DELETE", "del")] {
-            statements.append("""
+            statements.append(
+                """
                 CREATE TRIGGER IF NOT EXISTS \(quote("folio_\(schema.name)_\(name)")) AFTER \(event) ON \(table) \
                 BEGIN UPDATE \(metadataTable) SET change_token = change_token + 1 WHERE name = '\(schema.name)'; END
                 """)

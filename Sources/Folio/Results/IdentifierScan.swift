@@ -45,7 +45,9 @@ enum IdentifierScan {
             rows += 1
             if withSection, let dayOffset {
                 let type = sqlite3_column_type(sqlite, 1)
-                let day: Int64? = type == SQLITE_NULL ? nil
+                let day: Int64? =
+                    type == SQLITE_NULL
+                    ? nil
                     : DayNumber.of(seconds: sqlite3_column_double(sqlite, 1), offsetSeconds: dayOffset)
                 if runCount > 0, day == previousDay {
                     runCount += 1
@@ -63,7 +65,9 @@ enum IdentifierScan {
                     if type == SQLITE_TEXT, case .string = previousValue.storage {
                         let length = Int(sqlite3_column_bytes(sqlite, 1))
                         if length == previousText.count, let bytes = sqlite3_column_text(sqlite, 1) {
-                            same = length == 0 || previousText.withUnsafeBufferPointer { memcmp($0.baseAddress!, bytes, length) == 0 }
+                            same =
+                                length == 0
+                                || previousText.withUnsafeBufferPointer { memcmp($0.baseAddress!, bytes, length) == 0 }
                         }
                     } else if type != SQLITE_TEXT {
                         same = DatabaseValue(sqliteStatement: sqlite, index: 1) == previousValue
@@ -83,7 +87,8 @@ enum IdentifierScan {
         if let progress { try progress(rows) }
         if withSection && Set(runs.map(\.value)).count != runs.count {
             throw FolioError.sectionsNotContiguous(
-                "a section value appears in two places of the sorted results; the section key must follow the first sort descriptor")
+                "a section value appears in two places of the sorted results; the section key must follow the first sort descriptor"
+            )
         }
         return (builder.finish(), runs)
     }

@@ -52,12 +52,13 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
 
     /// Registers the rowid-change function and triggers on the writer connection.
     func install(in db: Database) throws {
-        db.add(function: DatabaseFunction(SQLBuilder.rowIDChangedFunction, argumentCount: 2, pure: false) { [weak self] values in
-            if let table = String.fromDatabaseValue(values[0]), let id = Int64.fromDatabaseValue(values[1]) {
-                self?.rowIDChanged(table: table, oldRowID: id)
-            }
-            return nil
-        })
+        db.add(
+            function: DatabaseFunction(SQLBuilder.rowIDChangedFunction, argumentCount: 2, pure: false) { [weak self] values in
+                if let table = String.fromDatabaseValue(values[0]), let id = Int64.fromDatabaseValue(values[1]) {
+                    self?.rowIDChanged(table: table, oldRowID: id)
+                }
+                return nil
+            })
         for table in tables.sorted() {
             try db.execute(sql: SQLBuilder.rowIDChangeTrigger(table: table))
         }

@@ -47,10 +47,13 @@ enum SchemaCheck {
                 continue
             }
             if found.type != column.type.sqlType {
-                differences.append("column '\(column.name)' is \(found.type), declared \(column.type.sqlType) (\(column.type.rawValue))")
+                differences.append(
+                    "column '\(column.name)' is \(found.type), declared \(column.type.sqlType) (\(column.type.rawValue))")
             }
             if found.notNull == column.isOptional {
-                differences.append("column '\(column.name)' is \(found.notNull ? "NOT NULL" : "nullable"), declared \(column.isOptional ? "optional" : "non-optional")")
+                differences.append(
+                    "column '\(column.name)' is \(found.notNull ? "NOT NULL" : "nullable"), declared \(column.isOptional ? "optional" : "non-optional")"
+                )
             }
         }
         for key in actual.keys.sorted() where !declared.contains(key) {
@@ -64,7 +67,9 @@ enum SchemaCheck {
             let name = SQLBuilder.indexName(schema.name, column.name)
             if let unique = indexes[name] {
                 if unique != column.isUnique {
-                    differences.append("index on '\(column.name)' is \(unique ? "unique" : "not unique"), declared \(column.isUnique ? "unique" : "not unique")")
+                    differences.append(
+                        "index on '\(column.name)' is \(unique ? "unique" : "not unique"), declared \(column.isUnique ? "unique" : "not unique")"
+                    )
                 }
             } else {
                 differences.append("missing index on '\(column.name)'")
@@ -76,7 +81,8 @@ enum SchemaCheck {
             }
         }
         if differences.isEmpty, try db.tableExists(SQLBuilder.metadataTable),
-           let stored = try Row.fetchOne(db, sql: SQLBuilder.readMetadata, arguments: [schema.name]) {
+            let stored = try Row.fetchOne(db, sql: SQLBuilder.readMetadata, arguments: [schema.name])
+        {
             let hash: String = stored[0]
             if hash != schema.versionHash {
                 differences.append("version hash \(hash) stored, \(schema.versionHash) declared")

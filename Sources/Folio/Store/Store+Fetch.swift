@@ -94,8 +94,9 @@ extension Store {
     }
 
     func makeResults<R: PersistentRecord>(_ ids: IdentifierList, request: RecordRequest<R>) -> FetchedRecords<R> {
-        FetchedRecords(loader: BatchLoader(
-            store: self, identifiers: ids, batchSize: request.batchSize, maxBatches: request.maxBatchesInMemory))
+        FetchedRecords(
+            loader: BatchLoader(
+                store: self, identifiers: ids, batchSize: request.batchSize, maxBatches: request.maxBatchesInMemory))
     }
 
     func makeResults<R: PersistentRecord>(records: [R]) -> FetchedRecords<R> {
@@ -107,7 +108,8 @@ extension Store {
             ids.append(record.id!.rawValue)
             loaded.append(record)
         }
-        return FetchedRecords(loader: BatchLoader(
-            store: self, identifiers: ids.finish(), batchSize: max(1, records.count), maxBatches: 1, preloaded: loaded))
+        return FetchedRecords(
+            loader: BatchLoader(
+                store: self, identifiers: ids.finish(), batchSize: max(1, records.count), maxBatches: 1, preloaded: loaded))
     }
 }

@@ -57,7 +57,9 @@ public final class Store: Sendable {
             cacheDirectory: directory.appendingPathComponent("cache"), removeOnDeinit: directory)
     }
 
-    private init(path: String?, inMemory: Bool, records: [any PersistentRecord.Type], cacheDirectory: URL?, removeOnDeinit: URL?) throws {
+    private init(path: String?, inMemory: Bool, records: [any PersistentRecord.Type], cacheDirectory: URL?, removeOnDeinit: URL?)
+        throws
+    {
         var schemas: [String: EntitySchema] = [:]
         for type in records {
             let schema = Self.schema(of: type)
@@ -98,7 +100,8 @@ public final class Store: Sendable {
         self.writer = writer
         self.schemas = schemas
         self.removeOnDeinit = removeOnDeinit
-        self.cacheDirectory = cacheDirectory
+        self.cacheDirectory =
+            cacheDirectory
             ?? URL(fileURLWithPath: (path ?? NSTemporaryDirectory()) + "-folio-cache")
         self.hub = ChangeHub(tables: Set(schemas.keys))
         do {
@@ -132,7 +135,8 @@ public final class Store: Sendable {
         for column in schema.columns {
             try SQLBuilder.validateIdentifier(column.name, entity: schema.name)
             guard seen.insert(column.name.lowercased()).inserted else {
-                throw FolioError.invalidSchema(entity: schema.name, reason: "the column '\(column.name)' is declared twice (or is 'id')")
+                throw FolioError.invalidSchema(
+                    entity: schema.name, reason: "the column '\(column.name)' is declared twice (or is 'id')")
             }
         }
     }
@@ -182,7 +186,9 @@ public final class Store: Sendable {
         } else {
             reason = error.message ?? "\(error.resultCode)"
         }
-        return .sqlite(code: error.extendedResultCode.rawValue, message: "unable to open database file at \(path): \(reason)", sql: nil, arguments: nil)
+        return .sqlite(
+            code: error.extendedResultCode.rawValue, message: "unable to open database file at \(path): \(reason)", sql: nil,
+            arguments: nil)
     }
 
     func requireEntity<R: PersistentRecord>(_ type: R.Type) throws {

@@ -74,7 +74,8 @@ public struct WriteTransaction {
             throw FolioError.unknownKeyPath(entity: entity.name, keyPath: String(describing: key))
         }
         guard attribute.isUnique else {
-            throw FolioError.invalidArgument("upsert needs a unique attribute; '\(attribute.column)' of '\(entity.name)' is not unique")
+            throw FolioError.invalidArgument(
+                "upsert needs a unique attribute; '\(attribute.column)' of '\(entity.name)' is not unique")
         }
         let columns = entity.attributes.map(\.column)
         let values = try entity.writableValues(record)

@@ -27,6 +27,7 @@ extension FolioError {
     /// is a cancellation, anything else an SQLite error with the connection's message.
     static func stepFailure(_ code: Int32, _ db: Database, sql: String) -> any Error {
         if code == SQLITE_INTERRUPT { return CancellationError() }
-        return FolioError.sqlite(code: code, message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql, arguments: nil)
+        return FolioError.sqlite(
+            code: code, message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql, arguments: nil)
     }
 }

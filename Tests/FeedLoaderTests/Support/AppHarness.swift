@@ -99,8 +99,10 @@ enum App {
         do {
             let binary = try binary.get()
             let attributes = try FileManager.default.attributesOfItem(atPath: binary.path)
-            let stamp = [attributes[.modificationDate].map { "\(($0 as! Date).timeIntervalSince1970)" }, attributes[.size].map { "\($0)" }]
-                .compactMap { $0 }.joined(separator: "-")
+            let stamp = [
+                attributes[.modificationDate].map { "\(($0 as! Date).timeIntervalSince1970)" }, attributes[.size].map { "\($0)" },
+            ]
+            .compactMap { $0 }.joined(separator: "-")
             let prefix = "feedloader-tests-100k-"
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent(prefix + stamp)
             let database = directory.appendingPathComponent("big.sqlite")
@@ -110,7 +112,8 @@ enum App {
             // Older binaries' databases go, once nothing can be using them (other
             // worktrees' test runs may share this temporary directory).
             let temporary = FileManager.default.temporaryDirectory
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? [] where name.hasPrefix(prefix) {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? [] where name.hasPrefix(prefix)
+            {
                 let url = temporary.appendingPathComponent(name)
                 let modified = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date
                 if let modified, modified < Date().addingTimeInterval(-3 * 3600) { try? FileManager.default.removeItem(at: url) }
@@ -139,8 +142,10 @@ final class TmuxSession {
     init(_ command: String, in directory: URL, width: Int = 100, height: Int = 30) throws {
         self.directory = directory
         let result = try App.run(
-            ["tmux", "-L", server, "new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)",
-             "-c", directory.path, command, ";", "set-option", "-t", name, "remain-on-exit", "on"],
+            [
+                "tmux", "-L", server, "new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)",
+                "-c", directory.path, command, ";", "set-option", "-t", name, "remain-on-exit", "on",
+            ],
             in: directory)
         guard result.status == 0 else { throw App.Failure(description: "tmux new-session failed: \(result.errors)") }
     }

@@ -28,7 +28,8 @@ struct DuplicateColumn: PersistentRecord {
     var id: RecordID?
     var first = ""
     var second = ""
-    static let entity = EntityDescription<DuplicateColumn>("duplicate", [AttributeDescription(\.first, column: "same"), AttributeDescription(\.second, column: "SAME")])
+    static let entity = EntityDescription<DuplicateColumn>(
+        "duplicate", [AttributeDescription(\.first, column: "same"), AttributeDescription(\.second, column: "SAME")])
     init() {}
 }
 
@@ -42,7 +43,8 @@ struct ColumnNamedID: PersistentRecord {
 struct ColumnNameWithSQL: PersistentRecord {
     var id: RecordID?
     var name = ""
-    static let entity = EntityDescription<ColumnNameWithSQL>("quoted", [AttributeDescription(\.name, column: #"name" TEXT); DROP TABLE article; --"#)])
+    static let entity = EntityDescription<ColumnNameWithSQL>(
+        "quoted", [AttributeDescription(\.name, column: #"name" TEXT); DROP TABLE article; --"#)])
     init() {}
 }
 

@@ -57,7 +57,8 @@ struct BadInputTests {
     @Test func unsupportedPredicateInAFetch() throws {
         let store = try seededStore()
         let request = RecordRequest<Sample>(predicate: #Predicate { $0.note?.starts(with: "a") == true })
-        let expected = FolioError.unsupportedPredicate(expression: "OptionalFlatMap", reason: "Folio has no SQL translation for it")
+        let expected = FolioError.unsupportedPredicate(
+            expression: "OptionalFlatMap", reason: "Folio has no SQL translation for it")
         try expectRefused(store, expected) { try store.fetch(request) }
         try expectRefused(store, expected) { try store.count(request) }
         try expectRefused(store, expected) { try store.fetchIdentifiers(request) }
@@ -65,14 +66,16 @@ struct BadInputTests {
 
     @Test func unsupportedPredicateInABatchDelete() throws {
         let store = try seededStore()
-        try expectRefused(store, .unsupportedPredicate(expression: "Conditional", reason: "Folio has no SQL translation for it")) {
+        try expectRefused(store, .unsupportedPredicate(expression: "Conditional", reason: "Folio has no SQL translation for it"))
+        {
             try store.write { tx in try tx.deleteAll(Article.self, where: #Predicate { ($0.isRead ? $0.score : 0) > 3 }) }
         }
     }
 
     @Test func unsupportedPredicateInABatchUpdate() throws {
         let store = try seededStore()
-        try expectRefused(store, .unsupportedPredicate(expression: "IntDivision", reason: "Folio has no SQL translation for it")) {
+        try expectRefused(store, .unsupportedPredicate(expression: "IntDivision", reason: "Folio has no SQL translation for it"))
+        {
             try store.write { tx in
                 try tx.updateAll(Article.self, where: #Predicate { $0.score / 2 == 3 }, set: [.set(\.title, to: "changed")])
             }
@@ -211,8 +214,9 @@ struct BadInputTests {
             return
         }
         #expect(code == 14)  // SQLITE_CANTOPEN
-        #expect(message == "unable to open database file at \(path): "
-            + (permissionsApply ? "the directory \(parent) is not writable" : "\(parent) is not a directory"))
+        #expect(
+            message == "unable to open database file at \(path): "
+                + (permissionsApply ? "the directory \(parent) is not writable" : "\(parent) is not a directory"))
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
@@ -221,16 +225,22 @@ struct BadInputTests {
         let missing = directory.path("no/such/directory")
         let path = missing + "/store.sqlite"
         let error = folioError { try Store(path: path, records: [Article.self]) }
-        #expect(error == .sqlite(
-            code: 14, message: "unable to open database file at \(path): the directory \(missing) does not exist", sql: nil, arguments: nil))
+        #expect(
+            error
+                == .sqlite(
+                    code: 14, message: "unable to open database file at \(path): the directory \(missing) does not exist",
+                    sql: nil, arguments: nil))
         #expect(!FileManager.default.fileExists(atPath: directory.path("no")))
     }
 
     @Test func aDirectoryWhereTheFileShouldBe() throws {
         let directory = try ScratchDirectory()
         let error = folioError { try Store(path: directory.url.path, records: [Article.self]) }
-        #expect(error == .sqlite(
-            code: 14, message: "unable to open database file at \(directory.url.path): the path is a directory", sql: nil, arguments: nil))
+        #expect(
+            error
+                == .sqlite(
+                    code: 14, message: "unable to open database file at \(directory.url.path): the path is a directory", sql: nil,
+                    arguments: nil))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
     }
 
@@ -248,7 +258,9 @@ struct BadInputTests {
             }
         }
         for (text, id) in zip(nasty, ids) {
-            #expect(try store.fetchIdentifiers(RecordRequest<Article>(predicate: #Predicate { $0.title == text && $0.url == text })).map { $0 } == [id])
+            #expect(
+                try store.fetchIdentifiers(RecordRequest<Article>(predicate: #Predicate { $0.title == text && $0.url == text }))
+                    .map { $0 } == [id])
             #expect(try store.fetchOne(Article.self, id: id).map { [$0.title, $0.url, $0.category] } == [text, text, text])
         }
         // Nothing else moved: the first 20 rows and the schema are as they were.
@@ -267,7 +279,9 @@ struct BadInputTests {
         try store.write { tx in try tx.insert(&a) }
         #expect(try store.fetchOne(Article.self, id: a.id!)?.title == huge)
         #expect(try store.count(RecordRequest<Article>(predicate: #Predicate { $0.title == huge })) == 1)
-        #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT length(CAST(title AS BLOB)) FROM article WHERE url = 'huge'") } == 10_485_760)
+        #expect(
+            try store.read { db in try Int.fetchOne(db, sql: "SELECT length(CAST(title AS BLOB)) FROM article WHERE url = 'huge'")
+            } == 10_485_760)
         try store.write { tx in try tx.delete(a) }
         #expect(try StoreState(store).rows == before.rows)
     }
@@ -336,8 +350,10 @@ struct BadInputTests {
 
     @Test func infinitiesAndExtremesInADoubleSortKey() throws {
         let store = try Store.inMemory(records: [Sample.self])
-        let values: [Double] = [1, .infinity, -.infinity, 0, -0.0, .greatestFiniteMagnitude, -.greatestFiniteMagnitude,
-                                .leastNonzeroMagnitude, -1, .infinity, 1]
+        let values: [Double] = [
+            1, .infinity, -.infinity, 0, -0.0, .greatestFiniteMagnitude, -.greatestFiniteMagnitude,
+            .leastNonzeroMagnitude, -1, .infinity, 1,
+        ]
         let inserted: [Sample] = try store.write { tx in
             try values.enumerated().map { i, value in
                 var s = Sample(name: "v\(i)", value: value)
@@ -362,12 +378,16 @@ struct BadInputTests {
             }
         }
         // Optional sort keys: nil first, as SQLite orders NULL.
-        let byOptional = try store.fetch(RecordRequest<Sample>(sortBy: [SortDescriptor(\.optionalValue)])).map { $0!.optionalValue }
+        let byOptional = try store.fetch(RecordRequest<Sample>(sortBy: [SortDescriptor(\.optionalValue)])).map {
+            $0!.optionalValue
+        }
         #expect(byOptional.prefix(5).allSatisfy { $0 == nil })
         #expect(Array(byOptional.dropFirst(5)) == byOptional.dropFirst(5).sorted { $0! < $1! })
         let infinity = Double.infinity, negativeInfinity = -Double.infinity
-        for predicate in [#Predicate<Sample> { $0.value == infinity }, #Predicate<Sample> { $0.value > 1e308 },
-                          #Predicate<Sample> { $0.value < negativeInfinity }, #Predicate<Sample> { $0.value <= negativeInfinity }] {
+        for predicate in [
+            #Predicate<Sample> { $0.value == infinity }, #Predicate<Sample> { $0.value > 1e308 },
+            #Predicate<Sample> { $0.value < negativeInfinity }, #Predicate<Sample> { $0.value <= negativeInfinity },
+        ] {
             let expected = try inserted.filter { try predicate.evaluate($0) }.map(\.id)
             #expect(try store.fetch(RecordRequest(predicate: predicate)).map { $0?.id } == expected)
         }
@@ -375,9 +395,11 @@ struct BadInputTests {
 
     @Test func datesFarOutOfRange() throws {
         let store = try Store.inMemory(records: [Sample.self])
-        let dates = [Date.distantFuture, Date.distantPast, Date(timeIntervalSince1970: 1e300), Date(timeIntervalSince1970: -1e300),
-                     Date(timeIntervalSince1970: 0), Date(timeIntervalSinceReferenceDate: 0), Date(timeIntervalSince1970: .infinity),
-                     Date(timeIntervalSince1970: -.infinity), Date(timeIntervalSince1970: 1e-300)]
+        let dates = [
+            Date.distantFuture, Date.distantPast, Date(timeIntervalSince1970: 1e300), Date(timeIntervalSince1970: -1e300),
+            Date(timeIntervalSince1970: 0), Date(timeIntervalSinceReferenceDate: 0), Date(timeIntervalSince1970: .infinity),
+            Date(timeIntervalSince1970: -.infinity), Date(timeIntervalSince1970: 1e-300),
+        ]
         let inserted: [Sample] = try store.write { tx in
             try dates.enumerated().map { i, date in
                 var s = Sample(name: "d\(i)", taken: date)
@@ -395,8 +417,10 @@ struct BadInputTests {
             #expect(record.taken.timeIntervalSince1970 == inserted.first { $0.id == record.id }!.taken.timeIntervalSince1970)
         }
         let distantFuture = Date.distantFuture, farPast = Date(timeIntervalSince1970: -1e300)
-        for predicate in [#Predicate<Sample> { $0.taken >= distantFuture }, #Predicate<Sample> { $0.taken < farPast },
-                          #Predicate<Sample> { $0.optionalDate == farPast }] {
+        for predicate in [
+            #Predicate<Sample> { $0.taken >= distantFuture }, #Predicate<Sample> { $0.taken < farPast },
+            #Predicate<Sample> { $0.optionalDate == farPast },
+        ] {
             let expected = try inserted.filter { try predicate.evaluate($0) }.map(\.id)
             #expect(try store.fetch(RecordRequest(predicate: predicate)).map { $0?.id } == expected)
             #expect(!expected.isEmpty)
@@ -442,7 +466,9 @@ struct BadInputTests {
         try expectRefused(store, expected) { try store.write { tx in try tx.delete(record) } }
         try expectRefused(store, expected) { try store.write { tx in try tx.delete(Unregistered.self, id: RecordID(1)) } }
         try expectRefused(store, expected) { try store.write { tx in try tx.upsert(&record, onConflict: \.name) } }
-        try expectRefused(store, expected) { try store.write { tx in try tx.updateAll(Unregistered.self, set: [.set(\.name, to: "x")]) } }
+        try expectRefused(store, expected) {
+            try store.write { tx in try tx.updateAll(Unregistered.self, set: [.set(\.name, to: "x")]) }
+        }
         try expectRefused(store, expected) { try store.write { tx in try tx.deleteAll(Unregistered.self) } }
     }
 

@@ -24,22 +24,24 @@ struct Sample: PersistentRecord {
     /// Not declared in the entity: predicates and sorts on it are unknown key paths.
     var scratch = 0
 
-    static let entity = EntityDescription<Sample>("sample", [
-        AttributeDescription(\.name, unique: true),
-        AttributeDescription(\.value, indexed: true),
-        AttributeDescription(\.taken, indexed: true),
-        AttributeDescription(\.count64),
-        AttributeDescription(\.flag),
-        AttributeDescription(\.payload),
-        AttributeDescription(\.token),
-        AttributeDescription(\.note),
-        AttributeDescription(\.optionalValue),
-        AttributeDescription(\.optionalDate),
-        AttributeDescription(\.optionalData),
-        AttributeDescription(\.optionalToken),
-        AttributeDescription(\.optionalCount),
-        AttributeDescription(\.optionalFlag),
-    ])
+    static let entity = EntityDescription<Sample>(
+        "sample",
+        [
+            AttributeDescription(\.name, unique: true),
+            AttributeDescription(\.value, indexed: true),
+            AttributeDescription(\.taken, indexed: true),
+            AttributeDescription(\.count64),
+            AttributeDescription(\.flag),
+            AttributeDescription(\.payload),
+            AttributeDescription(\.token),
+            AttributeDescription(\.note),
+            AttributeDescription(\.optionalValue),
+            AttributeDescription(\.optionalDate),
+            AttributeDescription(\.optionalData),
+            AttributeDescription(\.optionalToken),
+            AttributeDescription(\.optionalCount),
+            AttributeDescription(\.optionalFlag),
+        ])
 
     init() {}
     init(name: String, value: Double = 0, taken: Date = Date(timeIntervalSince1970: 0)) {
@@ -54,7 +56,11 @@ struct Sample: PersistentRecord {
 func sameStoredContent(_ a: Sample, _ b: Sample) -> Bool {
     func same(_ x: Double, _ y: Double) -> Bool { x.isNaN ? y.isNaN : x == y }
     func same(_ x: Double?, _ y: Double?) -> Bool {
-        switch (x, y) { case (nil, nil): true; case let (x?, y?): same(x, y); default: false }
+        switch (x, y) {
+        case (nil, nil): true;
+        case let (x?, y?): same(x, y);
+        default: false
+        }
     }
     return a.id == b.id && a.name == b.name && same(a.value, b.value)
         && same(a.taken.timeIntervalSince1970, b.taken.timeIntervalSince1970)
@@ -82,13 +88,15 @@ struct ArticleRedeclared: PersistentRecord {
     var published = Date(timeIntervalSince1970: 0)
     var score = 0.0
     var summary = ""
-    static let entity = EntityDescription<ArticleRedeclared>("article", [
-        AttributeDescription(\.title),
-        AttributeDescription(\.url, unique: true),
-        AttributeDescription(\.published),
-        AttributeDescription(\.score, indexed: true),
-        AttributeDescription(\.summary),
-    ])
+    static let entity = EntityDescription<ArticleRedeclared>(
+        "article",
+        [
+            AttributeDescription(\.title),
+            AttributeDescription(\.url, unique: true),
+            AttributeDescription(\.published),
+            AttributeDescription(\.score, indexed: true),
+            AttributeDescription(\.summary),
+        ])
     init() {}
 }
 

@@ -50,8 +50,14 @@ struct DiagnosticsTests {
         _ = try store.count(request)
         store.diagnostics.logSQL(nil)
         _ = try store.count(request)
-        #expect(plain.all.contains(#"SELECT COUNT(*) FROM (SELECT "id" FROM "article" WHERE (("title" = ?) OR ("score" > ?)) LIMIT ? OFFSET ?)"#), "\(plain.all)")
-        #expect(expanded.all.contains(#"SELECT COUNT(*) FROM (SELECT "id" FROM "article" WHERE (("title" = 'O''Brien') OR ("score" > 5)) LIMIT 2 OFFSET 0)"#), "\(expanded.all)")
+        #expect(
+            plain.all.contains(
+                #"SELECT COUNT(*) FROM (SELECT "id" FROM "article" WHERE (("title" = ?) OR ("score" > ?)) LIMIT ? OFFSET ?)"#),
+            "\(plain.all)")
+        #expect(
+            expanded.all.contains(
+                #"SELECT COUNT(*) FROM (SELECT "id" FROM "article" WHERE (("title" = 'O''Brien') OR ("score" > 5)) LIMIT 2 OFFSET 0)"#
+            ), "\(expanded.all)")
         #expect(plain.all.filter { $0.hasPrefix("SELECT") }.count == 1)
         #expect(expanded.all.filter { $0.hasPrefix("SELECT") }.count == 1)
     }
@@ -80,7 +86,9 @@ struct DiagnosticsTests {
             let data = errors.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
             #expect(process.terminationStatus == 0)
-            return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).filter { $0.hasPrefix("FOLIO SQL: ") }
+            return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).filter {
+                $0.hasPrefix("FOLIO SQL: ")
+            }
         }
         let query = #"SELECT "id", "title", "url", "published", "score", "category", "isRead" FROM "article" WHERE ("score" > "#
         let one = try childStandardError(level: "1")

@@ -16,13 +16,18 @@ struct FetchRequestTests {
         let batched = try store.fetch(request)
         #expect(batched.map { $0!.score } == [96, 95, 94, 93, 92])
         #expect(Array(try store.fetchIdentifiers(request)) == Array(batched.identifiers))
-        #expect(selects(recorder, from: "article") == [
-            #"SELECT "id", "title", "url", "published", "score", "category", "isRead" FROM "article" ORDER BY "score" DESC, "id" DESC LIMIT ? OFFSET ?"#,
-            #"SELECT COUNT(*) FROM (SELECT "id" FROM "article" LIMIT ? OFFSET ?)"#,
-            #"SELECT "id" FROM "article" ORDER BY "score" DESC, "id" DESC LIMIT ? OFFSET ?"#,
-        ] + Array(repeating: #"SELECT "id", "title", "url", "published", "score", "category", "isRead" FROM "article" WHERE "id" IN (SELECT value FROM json_each(?))"#, count: 3) + [
-            #"SELECT "id" FROM "article" ORDER BY "score" DESC, "id" DESC LIMIT ? OFFSET ?"#,
-        ])
+        #expect(
+            selects(recorder, from: "article") == [
+                #"SELECT "id", "title", "url", "published", "score", "category", "isRead" FROM "article" ORDER BY "score" DESC, "id" DESC LIMIT ? OFFSET ?"#,
+                #"SELECT COUNT(*) FROM (SELECT "id" FROM "article" LIMIT ? OFFSET ?)"#,
+                #"SELECT "id" FROM "article" ORDER BY "score" DESC, "id" DESC LIMIT ? OFFSET ?"#,
+            ]
+                + Array(
+                    repeating:
+                        #"SELECT "id", "title", "url", "published", "score", "category", "isRead" FROM "article" WHERE "id" IN (SELECT value FROM json_each(?))"#,
+                    count: 3) + [
+                    #"SELECT "id" FROM "article" ORDER BY "score" DESC, "id" DESC LIMIT ? OFFSET ?"#
+                ])
     }
 
     @Test func windowEdges() throws {
@@ -36,7 +41,9 @@ struct FetchRequestTests {
         ]
         for c in cases {
             let request = RecordRequest<Article>(sortBy: sort, limit: c.limit, offset: c.offset)
-            #expect(try store.fetch(request).map { $0!.score } == c.scores, "limit \(String(describing: c.limit)) offset \(String(describing: c.offset))")
+            #expect(
+                try store.fetch(request).map { $0!.score } == c.scores,
+                "limit \(String(describing: c.limit)) offset \(String(describing: c.offset))")
             #expect(try store.count(request) == c.scores.count)
             #expect(try store.fetchIdentifiers(request).count == c.scores.count)
         }
@@ -63,13 +70,16 @@ struct FetchRequestTests {
         let recorder = SQLRecorder(store)
         store.diagnostics.resetCounters()
         #expect(try store.count(RecordRequest<Article>()) == 250)
-        #expect(try store.count(RecordRequest<Article>(predicate: #Predicate { $0.score < 10 }, sortBy: [SortDescriptor(\.title)])) == 10)
+        #expect(
+            try store.count(RecordRequest<Article>(predicate: #Predicate { $0.score < 10 }, sortBy: [SortDescriptor(\.title)]))
+                == 10)
         #expect(store.diagnostics.counters.recordsMaterialized == 0)
         #expect(store.diagnostics.counters.identifierScans == 0)
-        #expect(queries(recorder) == [
-            #"SELECT COUNT(*) FROM "article""#,
-            #"SELECT COUNT(*) FROM "article" WHERE ("score" < ?)"#,
-        ])
+        #expect(
+            queries(recorder) == [
+                #"SELECT COUNT(*) FROM "article""#,
+                #"SELECT COUNT(*) FROM "article" WHERE ("score" < ?)"#,
+            ])
     }
 
     @Test func fetchIdentifiersRunsOneScanAndLoadsNoRecord() throws {
@@ -77,7 +87,8 @@ struct FetchRequestTests {
         try seed(store, count: 300)
         store.diagnostics.resetCounters()
         let recorder = SQLRecorder(store)
-        let request = RecordRequest<Article>(predicate: #Predicate { $0.score % 1 == 0 || $0.score >= 0 }, sortBy: [SortDescriptor(\.published, order: .reverse)])
+        let request = RecordRequest<Article>(
+            predicate: #Predicate { $0.score % 1 == 0 || $0.score >= 0 }, sortBy: [SortDescriptor(\.published, order: .reverse)])
         // (an unsupported predicate throws before any statement runs)
         #expect(throws: FolioError.self) { try store.fetchIdentifiers(request) }
         #expect(recorder.statements.isEmpty)
@@ -124,10 +135,11 @@ struct FetchRequestTests {
         #expect(byID.map(\.rawValue) == Array((1...12).reversed()).map(Int64.init))
         let unsorted = try store.fetchIdentifiers(RecordRequest<Article>())
         #expect(unsorted.map(\.rawValue) == (1...12).map(Int64.init))
-        #expect(queries(recorder) == [
-            #"SELECT "id" FROM "article" ORDER BY "id" DESC"#,
-            #"SELECT "id" FROM "article" ORDER BY "id""#,
-        ])
+        #expect(
+            queries(recorder) == [
+                #"SELECT "id" FROM "article" ORDER BY "id" DESC"#,
+                #"SELECT "id" FROM "article" ORDER BY "id""#,
+            ])
     }
 
     @Test func asyncFetchMatchesSyncFetch() async throws {

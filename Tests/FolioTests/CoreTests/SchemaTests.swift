@@ -12,14 +12,16 @@ struct ArticleWithIntegerFlag: PersistentRecord {
     var score = 0
     var category: String? = nil
     var isRead = 0
-    static let entity = EntityDescription<ArticleWithIntegerFlag>("article", [
-        AttributeDescription(\.title),
-        AttributeDescription(\.url, unique: true),
-        AttributeDescription(\.published, indexed: true),
-        AttributeDescription(\.score, indexed: true),
-        AttributeDescription(\.category),
-        AttributeDescription(\.isRead),
-    ])
+    static let entity = EntityDescription<ArticleWithIntegerFlag>(
+        "article",
+        [
+            AttributeDescription(\.title),
+            AttributeDescription(\.url, unique: true),
+            AttributeDescription(\.published, indexed: true),
+            AttributeDescription(\.score, indexed: true),
+            AttributeDescription(\.category),
+            AttributeDescription(\.isRead),
+        ])
     init() {}
 }
 
@@ -28,14 +30,25 @@ struct SchemaTests {
     @Test func theStoreCreatesTablesIndexesAndTriggersFromTheEntities() throws {
         let store = try Store.inMemory(records: [Article.self, Sample.self])
         let schema = try rawSchema(store)
-        #expect(schema.contains(#"table article CREATE TABLE "article" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "title" TEXT NOT NULL, "url" TEXT NOT NULL, "published" REAL NOT NULL, "score" INTEGER NOT NULL, "category" TEXT, "isRead" INTEGER NOT NULL)"#))
+        #expect(
+            schema.contains(
+                #"table article CREATE TABLE "article" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "title" TEXT NOT NULL, "url" TEXT NOT NULL, "published" REAL NOT NULL, "score" INTEGER NOT NULL, "category" TEXT, "isRead" INTEGER NOT NULL)"#
+            ))
         #expect(schema.contains(#"index article_url_index CREATE UNIQUE INDEX "article_url_index" ON "article"("url")"#))
-        #expect(schema.contains(#"index article_published_index CREATE INDEX "article_published_index" ON "article"("published")"#))
+        #expect(
+            schema.contains(#"index article_published_index CREATE INDEX "article_published_index" ON "article"("published")"#))
         #expect(schema.contains(#"index article_score_index CREATE INDEX "article_score_index" ON "article"("score")"#))
         #expect(schema.filter { $0.hasPrefix("index article_") }.count == 3)
         #expect(schema.filter { $0.hasPrefix("trigger folio_article_") }.count == 3)
-        #expect(schema.contains { $0.hasPrefix(#"table sample CREATE TABLE "sample" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "name" TEXT NOT NULL, "value" REAL NOT NULL"#) })
-        let metadata = try store.read { db in try Row.fetchAll(db, sql: "SELECT name, version_hash FROM folio_entities ORDER BY name") }
+        #expect(
+            schema.contains {
+                $0.hasPrefix(
+                    #"table sample CREATE TABLE "sample" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "name" TEXT NOT NULL, "value" REAL NOT NULL"#
+                )
+            })
+        let metadata = try store.read { db in
+            try Row.fetchAll(db, sql: "SELECT name, version_hash FROM folio_entities ORDER BY name")
+        }
         #expect(metadata.map { $0[0] as String } == ["article", "sample"])
         #expect(metadata.map { $0[1] as String } == [Article.entity.versionHash, Sample.entity.versionHash])
     }
@@ -45,8 +58,10 @@ struct SchemaTests {
         #expect(fnv1a64Hex("") == "cbf29ce484222325")
         #expect(fnv1a64Hex("a") == "af63dc4c8601ec8c")
         #expect(fnv1a64Hex("foobar") == "85944171f73967e8")
-        #expect(Article.entity.schema.canonicalText
-            == "folio-entity-1;article;title:string:!:-:-;url:string:!:i:u;published:date:!:i:-;score:integer:!:i:-;category:string:?:-:-;isRead:bool:!:-:-")
+        #expect(
+            Article.entity.schema.canonicalText
+                == "folio-entity-1;article;title:string:!:-:-;url:string:!:i:u;published:date:!:i:-;score:integer:!:i:-;category:string:?:-:-;isRead:bool:!:-:-"
+        )
         #expect(Article.entity.versionHash == fnv1a64Hex(Article.entity.schema.canonicalText))
         #expect(Article.entity.versionHash == "a62f2ca18ff930e1")  // computed independently
         let again = EntityDescription<Article>("article", Article.entity.attributes)
@@ -60,7 +75,9 @@ struct SchemaTests {
         var optional = base; optional.columns[0].isOptional = true; variants.append(optional)
         var indexed = base; indexed.columns[0].isIndexed = true; variants.append(indexed)
         var unique = base; unique.columns[2].isUnique = true; variants.append(unique)
-        var added = base; added.columns.append(ColumnSchema(name: "extra", type: .data, isOptional: true, isIndexed: false, isUnique: false)); variants.append(added)
+        var added = base;
+        added.columns.append(ColumnSchema(name: "extra", type: .data, isOptional: true, isIndexed: false, isUnique: false));
+        variants.append(added)
         var removed = base; removed.columns.removeLast(); variants.append(removed)
         var reordered = base; reordered.columns.swapAt(0, 1); variants.append(reordered)
         let hashes = Set(variants.map(\.versionHash) + [base.versionHash])
@@ -98,13 +115,14 @@ struct SchemaTests {
             return
         }
         #expect(entity == "article")
-        #expect(differences == [
-            "column 'score' is INTEGER, declared REAL (double)",
-            "missing column 'summary' (TEXT)",
-            "unexpected column 'category'",
-            "unexpected column 'isRead'",
-            "column 'published' has an index, declared without one",
-        ])
+        #expect(
+            differences == [
+                "column 'score' is INTEGER, declared REAL (double)",
+                "missing column 'summary' (TEXT)",
+                "unexpected column 'category'",
+                "unexpected column 'isRead'",
+                "column 'published' has an index, declared without one",
+            ])
         #expect(error!.description.contains("unexpected column 'isRead'"))
 
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytesBefore)
@@ -123,9 +141,13 @@ struct SchemaTests {
         }
         let bytesBefore = try Data(contentsOf: URL(fileURLWithPath: path))
         let error = folioError { try Store(path: path, records: [ArticleWithIntegerFlag.self]) }
-        #expect(error == .schemaMismatch(entity: "article", differences: [
-            "version hash \(Article.entity.versionHash) stored, \(ArticleWithIntegerFlag.entity.versionHash) declared",
-        ]))
+        #expect(
+            error
+                == .schemaMismatch(
+                    entity: "article",
+                    differences: [
+                        "version hash \(Article.entity.versionHash) stored, \(ArticleWithIntegerFlag.entity.versionHash) declared"
+                    ]))
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytesBefore)
     }
 
@@ -138,14 +160,17 @@ struct SchemaTests {
                 for sql in SQLBuilder.createTable(Article.entity.schema) where !sql.hasPrefix("CREATE TRIGGER") {
                     try db.execute(sql: sql)
                 }
-                try db.execute(sql: "INSERT INTO article (title, url, published, score, isRead) VALUES ('made elsewhere', 'x', 0, 1, 0)")
+                try db.execute(
+                    sql: "INSERT INTO article (title, url, published, score, isRead) VALUES ('made elsewhere', 'x', 0, 1, 0)")
             }
         }
         let store = try Store(path: path, records: [Article.self])
         #expect(try store.fetch(RecordRequest<Article>()).map { $0?.title } == ["made elsewhere"])
         #expect(try rawSchema(store).filter { $0.hasPrefix("trigger folio_article_") }.count == 3)
         let token = try store.changeToken(for: Article.self)
-        try store.write { tx in var a = Article(title: "new"); try tx.insert(&a) }
+        try store.write { tx in
+            var a = Article(title: "new"); try tx.insert(&a)
+        }
         #expect(try store.changeToken(for: Article.self) == token + 1)
     }
 

@@ -42,7 +42,8 @@ struct StoredValueTests {
             #expect(Array(equal) == [id], "== \(text.debugDescription)")
             let optionalEqual = try store.fetchIdentifiers(RecordRequest<Article>(predicate: #Predicate { $0.category == text }))
             #expect(Array(optionalEqual) == [id], "optional == \(text.debugDescription)")
-            let member = try store.fetchIdentifiers(RecordRequest<Article>(predicate: #Predicate { [text, "zzz"].contains($0.title) }))
+            let member = try store.fetchIdentifiers(
+                RecordRequest<Article>(predicate: #Predicate { [text, "zzz"].contains($0.title) }))
             #expect(Array(member) == [id], "IN \(text.debugDescription)")
         }
         // contains and starts(with:) agree with Swift on every stored string, NULs included.
@@ -52,8 +53,9 @@ struct StoredValueTests {
             let startsWith = #Predicate<Article> { $0.title.starts(with: needle) }
             for predicate in [contains, startsWith] {
                 let expected = try everything.filter { try predicate.evaluate($0) }.map { $0.id! }
-                #expect(Array(try store.fetchIdentifiers(RecordRequest(predicate: predicate))) == expected,
-                        "needle \(needle.debugDescription)")
+                #expect(
+                    Array(try store.fetchIdentifiers(RecordRequest(predicate: predicate))) == expected,
+                    "needle \(needle.debugDescription)")
             }
             #expect(try everything.contains { try contains.evaluate($0) })
         }
@@ -104,12 +106,15 @@ struct StoredValueTests {
             try tx.insert(&empty)
         }
         let typeof = try store.read { db in
-            try Row.fetchOne(db, sql: """
-                SELECT typeof(value), typeof(taken), typeof(count64), typeof(flag), typeof(payload), typeof(token),
-                       typeof(optionalData), length(token) FROM sample WHERE name = 'full'
-                """)!
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT typeof(value), typeof(taken), typeof(count64), typeof(flag), typeof(payload), typeof(token),
+                           typeof(optionalData), length(token) FROM sample WHERE name = 'full'
+                    """)!
         }
-        let expectedTypes = ["real", "real", "integer", "integer", "blob", "blob", "blob"].map(\.databaseValue) + [16.databaseValue]
+        let expectedTypes =
+            ["real", "real", "integer", "integer", "blob", "blob", "blob"].map(\.databaseValue) + [16.databaseValue]
         #expect(Array(typeof.databaseValues) == expectedTypes)
         var request = RecordRequest<Sample>(sortBy: [SortDescriptor(\.name, order: .reverse)])
         for batchSize in [0, 1] {

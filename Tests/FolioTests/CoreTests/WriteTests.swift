@@ -47,9 +47,10 @@ struct WriteTests {
         changed.published = Date(timeIntervalSince1970: 86_400)
         let recorder = SQLRecorder(store)
         try store.write { tx in try tx.update(changed) }
-        #expect(queries(recorder) == [
-            #"UPDATE "article" SET "title" = ?, "url" = ?, "published" = ?, "score" = ?, "category" = ?, "isRead" = ? WHERE "id" = ?"#,
-        ])
+        #expect(
+            queries(recorder) == [
+                #"UPDATE "article" SET "title" = ?, "url" = ?, "published" = ?, "score" = ?, "category" = ?, "isRead" = ? WHERE "id" = ?"#
+            ])
         #expect(try store.fetchOne(Article.self, id: a.id!) == changed)
     }
 
@@ -113,7 +114,8 @@ struct WriteTests {
         try store.write { tx in try tx.upsert(&seeded, onConflict: \.url) }
         #expect(seeded.id == RecordID(2))
         #expect(try store.fetchOne(Article.self, id: RecordID(2))?.title == "seeded, updated")
-        let upsert = #"INSERT INTO "article" ("title", "url", "published", "score", "category", "isRead") VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT("url") DO UPDATE SET "title" = excluded."title", "published" = excluded."published", "score" = excluded."score", "category" = excluded."category", "isRead" = excluded."isRead" RETURNING "id""#
+        let upsert =
+            #"INSERT INTO "article" ("title", "url", "published", "score", "category", "isRead") VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT("url") DO UPDATE SET "title" = excluded."title", "published" = excluded."published", "score" = excluded."score", "category" = excluded."category", "isRead" = excluded."isRead" RETURNING "id""#
         #expect(queries(recorder).filter { $0.hasPrefix("INSERT") } == [upsert, upsert, upsert])
     }
 
@@ -143,9 +145,10 @@ struct WriteTests {
         #expect(changed == expected.count)
         #expect(changed == 50 + 37)  // 150..<200, plus 3, 7, …, 147 (category nil)
         #expect(store.diagnostics.counters.recordsMaterialized == 0)
-        #expect(queries(recorder) == [
-            #"UPDATE "article" SET "isRead" = ?, "category" = ? WHERE (("score" >= ?) OR ("category" IS NULL))"#,
-        ])
+        #expect(
+            queries(recorder) == [
+                #"UPDATE "article" SET "isRead" = ?, "category" = ? WHERE (("score" >= ?) OR ("category" IS NULL))"#
+            ])
         let after = try store.fetch(RecordRequest<Article>()).map { $0! }
         let ids = Set(expected.map(\.id))
         for (old, new) in zip(all, after) {
@@ -157,7 +160,10 @@ struct WriteTests {
         }
         // Without a predicate every row changes; with one that matches nothing, none.
         #expect(try store.write { tx in try tx.updateAll(Article.self, set: [.set(\.score, to: 0)]) } == 200)
-        #expect(try store.write { tx in try tx.updateAll(Article.self, where: #Predicate { $0.score > 0 }, set: [.set(\.score, to: 1)]) } == 0)
+        #expect(
+            try store.write { tx in
+                try tx.updateAll(Article.self, where: #Predicate { $0.score > 0 }, set: [.set(\.score, to: 1)])
+            } == 0)
     }
 
     @Test func updateAllWithoutAssignmentsThrows() throws {

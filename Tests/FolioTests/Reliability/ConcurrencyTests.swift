@@ -79,8 +79,9 @@ struct ConcurrencyTests {
         let store = try Store.temporary(records: [Article.self])
         try store.write { tx in
             for i in 0..<Self.rowCount {
-                var a = Article(title: "t\(i % 17)", url: "seed-\(i)", published: Date(timeIntervalSince1970: Double(i % 40) * 3_600),
-                                score: 7, category: ["a", "b", "c", nil][i % 4])
+                var a = Article(
+                    title: "t\(i % 17)", url: "seed-\(i)", published: Date(timeIntervalSince1970: Double(i % 40) * 3_600),
+                    score: 7, category: ["a", "b", "c", nil][i % 4])
                 try tx.insert(&a)
             }
         }
@@ -100,8 +101,9 @@ struct ConcurrencyTests {
         let doomedScore = try Int.fetchOne(db, sql: "SELECT score FROM article WHERE id = ?", arguments: [ids[2]]) ?? 0
         try tx.delete(Article.self, id: RecordID(ids[2]))
         try db.execute(sql: "UPDATE article SET score = score + ? WHERE id = ?", arguments: [doomedScore, ids[0]])
-        var a = Article(title: "w\(n % 13)", url: "w-\(n)", published: Date(timeIntervalSince1970: Double(n % 40) * 3_600),
-                        score: 0, category: ["a", "b", "c", nil][n % 4])
+        var a = Article(
+            title: "w\(n % 13)", url: "w-\(n)", published: Date(timeIntervalSince1970: Double(n % 40) * 3_600),
+            score: 0, category: ["a", "b", "c", nil][n % 4])
         a.isRead = n % 3 == 0
         try tx.insert(&a)
         if n % 25 == 0 {
@@ -109,10 +111,12 @@ struct ConcurrencyTests {
             let many = try Int64.fetchAll(db, sql: "SELECT id FROM article ORDER BY random() LIMIT 100")
             let half = many.count / 2
             let json = { (ids: ArraySlice<Int64>) in "[" + ids.map(String.init).joined(separator: ",") + "]" }
-            try db.execute(sql: "UPDATE article SET score = score + 1 WHERE id IN (SELECT value FROM json_each(?))",
-                           arguments: [json(many[..<half])])
-            try db.execute(sql: "UPDATE article SET score = score - 1 WHERE id IN (SELECT value FROM json_each(?))",
-                           arguments: [json(many[half..<(2 * half)])])
+            try db.execute(
+                sql: "UPDATE article SET score = score + 1 WHERE id IN (SELECT value FROM json_each(?))",
+                arguments: [json(many[..<half])])
+            try db.execute(
+                sql: "UPDATE article SET score = score - 1 WHERE id IN (SELECT value FROM json_each(?))",
+                arguments: [json(many[half..<(2 * half)])])
         }
         if n % 40 == 0 {
             try tx.updateAll(Article.self, where: #Predicate { $0.isRead }, set: [.set(\.isRead, to: false)])
@@ -128,7 +132,8 @@ struct ConcurrencyTests {
         var byScore = RecordRequest<Article>(sortBy: [SortDescriptor(\.score), SortDescriptor(\.title)])
         byScore.batchSize = 20
         var byCategory = RecordRequest<Article>(
-            predicate: #Predicate { $0.score >= 5 }, sortBy: [SortDescriptor(\.category), SortDescriptor(\.published, order: .reverse)])
+            predicate: #Predicate { $0.score >= 5 },
+            sortBy: [SortDescriptor(\.category), SortDescriptor(\.published, order: .reverse)])
         byCategory.batchSize = 20
         var window = RecordRequest<Article>(sortBy: [SortDescriptor(\.published, order: .reverse)], limit: 30, offset: 10)
         window.batchSize = 10
@@ -152,7 +157,9 @@ struct ConcurrencyTests {
                     if n % 5 == 0 {
                         let done = DispatchSemaphore(value: 0)
                         Task {
-                            do { try await store.write { tx in try Self.writeOne(tx, n) } } catch { report.fail("async writer: \(error)") }
+                            do { try await store.write { tx in try Self.writeOne(tx, n) } } catch {
+                                report.fail("async writer: \(error)")
+                            }
                             done.signal()
                         }
                         done.wait()
@@ -167,70 +174,79 @@ struct ConcurrencyTests {
         }
         var readers: [Task<Void, Never>] = []
         // Raw reads: count and sum in one read transaction.
-        readers.append(Task.detached {
-            await loopOnThread(until: stop) { _ in
-                do {
-                    let (count, sum) = try store.read { db in
-                        let row = try Row.fetchOne(db, sql: "SELECT COUNT(*), SUM(score) FROM article")!
-                        return (row[0] as Int, row[1] as Int)
-                    }
-                    if count != Self.rowCount || sum != Self.scoreSum { report.fail("torn raw read: \(count) rows, sum \(sum)") }
-                    report.count("raw reads")
-                } catch { report.fail("raw reader: \(error)") }
-            }
-        })
-        // Whole fetches (one query, so one consistent state) and counts, async.
-        readers.append(Task.detached {
-            let all = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
-            while !stop.current {
-                do {
-                    let results = try await store.fetch(all)
-                    var count = 0, sum = 0
-                    for article in results {
-                        guard let article else { report.fail("a fetch without batching returned a missing record"); continue }
-                        count += 1
-                        sum += article.score
-                    }
-                    if count != Self.rowCount || sum != Self.scoreSum { report.fail("torn fetch: \(count) records, sum \(sum)") }
-                    let counted = try store.count(all)
-                    if counted != Self.rowCount { report.fail("count \(counted)") }
-                    report.count("fetches and counts")
-                } catch { report.fail("fetch reader: \(error)") }
-            }
-        })
-        // Batched results read while rows change under them: never a wrong record.
-        readers.append(Task.detached {
-            let request: RecordRequest<Article> = {
-                var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.published), SortDescriptor(\.title)])
-                request.batchSize = 16
-                request.maxBatchesInMemory = 2
-                return request
-            }()
-            await loopOnThread(until: stop) { _ in
-                do {
-                    let results = try store.fetch(request)
-                    let ids = try store.fetchIdentifiers(request)
-                    if ids.count != Self.rowCount { report.fail("fetchIdentifiers: \(ids.count) identifiers") }
-                    if results.count != Self.rowCount { report.fail("batched fetch: \(results.count) identifiers") }
-                    var index = 0
-                    var missing = 0
-                    for article in results {
-                        if let article {
-                            if article.id != results.identifiers[index] {
-                                report.fail("batched fetch: position \(index) holds \(String(describing: article.id)), expected \(results.identifiers[index])")
-                            }
-                        } else {
-                            missing += 1
+        readers.append(
+            Task.detached {
+                await loopOnThread(until: stop) { _ in
+                    do {
+                        let (count, sum) = try store.read { db in
+                            let row = try Row.fetchOne(db, sql: "SELECT COUNT(*), SUM(score) FROM article")!
+                            return (row[0] as Int, row[1] as Int)
                         }
-                        index += 1
-                    }
-                    if index != results.count { report.fail("batched iteration visited \(index) of \(results.count)") }
-                    if let error = results.lastError { report.fail("batched fetch: a batch failed to load: \(error)") }
-                    report.count("batched iterations")
-                    report.count("records deleted while iterating", missing)
-                } catch { report.fail("batched reader: \(error)") }
-            }
-        })
+                        if count != Self.rowCount || sum != Self.scoreSum {
+                            report.fail("torn raw read: \(count) rows, sum \(sum)")
+                        }
+                        report.count("raw reads")
+                    } catch { report.fail("raw reader: \(error)") }
+                }
+            })
+        // Whole fetches (one query, so one consistent state) and counts, async.
+        readers.append(
+            Task.detached {
+                let all = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
+                while !stop.current {
+                    do {
+                        let results = try await store.fetch(all)
+                        var count = 0, sum = 0
+                        for article in results {
+                            guard let article else { report.fail("a fetch without batching returned a missing record"); continue }
+                            count += 1
+                            sum += article.score
+                        }
+                        if count != Self.rowCount || sum != Self.scoreSum {
+                            report.fail("torn fetch: \(count) records, sum \(sum)")
+                        }
+                        let counted = try store.count(all)
+                        if counted != Self.rowCount { report.fail("count \(counted)") }
+                        report.count("fetches and counts")
+                    } catch { report.fail("fetch reader: \(error)") }
+                }
+            })
+        // Batched results read while rows change under them: never a wrong record.
+        readers.append(
+            Task.detached {
+                let request: RecordRequest<Article> = {
+                    var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.published), SortDescriptor(\.title)])
+                    request.batchSize = 16
+                    request.maxBatchesInMemory = 2
+                    return request
+                }()
+                await loopOnThread(until: stop) { _ in
+                    do {
+                        let results = try store.fetch(request)
+                        let ids = try store.fetchIdentifiers(request)
+                        if ids.count != Self.rowCount { report.fail("fetchIdentifiers: \(ids.count) identifiers") }
+                        if results.count != Self.rowCount { report.fail("batched fetch: \(results.count) identifiers") }
+                        var index = 0
+                        var missing = 0
+                        for article in results {
+                            if let article {
+                                if article.id != results.identifiers[index] {
+                                    report.fail(
+                                        "batched fetch: position \(index) holds \(String(describing: article.id)), expected \(results.identifiers[index])"
+                                    )
+                                }
+                            } else {
+                                missing += 1
+                            }
+                            index += 1
+                        }
+                        if index != results.count { report.fail("batched iteration visited \(index) of \(results.count)") }
+                        if let error = results.lastError { report.fail("batched fetch: a batch failed to load: \(error)") }
+                        report.count("batched iterations")
+                        report.count("records deleted while iterating", missing)
+                    } catch { report.fail("batched reader: \(error)") }
+                }
+            })
 
         // Meanwhile, on the main actor: change a live controller's request now and then.
         let clock = ContinuousClock()
@@ -273,13 +289,17 @@ struct ConcurrencyTests {
         #expect(delegates.allSatisfy { $0.changeSets > 5 })
         #expect(requestChanges >= 20)
         let racedRounds = try await commitsRacingRequestChanges(store, controllers[1], rounds: isSoak ? 500 : 60)
-        print("concurrency: \(racedRounds) rounds of a commit racing setRequest, \(counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")), change sets \(delegates.map(\.changeSets)), request changes \(requestChanges)")
+        print(
+            "concurrency: \(racedRounds) rounds of a commit racing setRequest, \(counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")), change sets \(delegates.map(\.changeSets)), request changes \(requestChanges)"
+        )
     }
 
     /// One commit on another thread at a varying moment while the main actor changes a
     /// controller's request or refetches, then no more writes: each time the controller must converge
     /// once `waitForChanges()` returns, whichever side of its read the commit fell on.
-    func commitsRacingRequestChanges(_ store: Store, _ controller: FetchedResultsController<Article>, rounds: Int) async throws -> Int {
+    func commitsRacingRequestChanges(_ store: Store, _ controller: FetchedResultsController<Article>, rounds: Int) async throws
+        -> Int
+    {
         let base = controller.fetchRequest
         // Widen the window: each identifier scan (a fetch's read, after its snapshot began)
         // pauses 4 ms before stepping.
@@ -309,7 +329,9 @@ struct ConcurrencyTests {
             let fresh = FetchedResultsController(controller.fetchRequest, store: store, sectionBy: controller.sectionKey)
             try await fresh.performFetch()
             guard controller.snapshot == fresh.snapshot else {
-                Issue.record("round \(round): a commit racing setRequest was lost (\(controller.snapshot.numberOfItems) items shown, \(fresh.snapshot.numberOfItems) in the store)")
+                Issue.record(
+                    "round \(round): a commit racing setRequest was lost (\(controller.snapshot.numberOfItems) items shown, \(fresh.snapshot.numberOfItems) in the store)"
+                )
                 return round
             }
         }

@@ -11,12 +11,14 @@ struct CrashItem: PersistentRecord {
     var title = ""
     var category: String? = nil
 
-    static let entity = EntityDescription<CrashItem>("item", [
-        AttributeDescription(\.batch, indexed: true),
-        AttributeDescription(\.sequence),
-        AttributeDescription(\.title),
-        AttributeDescription(\.category),
-    ])
+    static let entity = EntityDescription<CrashItem>(
+        "item",
+        [
+            AttributeDescription(\.batch, indexed: true),
+            AttributeDescription(\.sequence),
+            AttributeDescription(\.title),
+            AttributeDescription(\.category),
+        ])
 }
 
 /// The importer's batch sizes (Sources/FolioCrashImporter/main.swift).
@@ -35,7 +37,9 @@ enum CrashBatch {
 struct CrashSafetyTests {
     static var importer: URL? {
         var candidates: [URL] = []
-        if let path = ProcessInfo.processInfo.environment["FOLIO_CRASH_IMPORTER"] { candidates.append(URL(fileURLWithPath: path)) }
+        if let path = ProcessInfo.processInfo.environment["FOLIO_CRASH_IMPORTER"] {
+            candidates.append(URL(fileURLWithPath: path))
+        }
         let test = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = test.deletingLastPathComponent()
         for _ in 0..<4 {  // the binary sits beside the test bundle (or above it on Apple platforms)
@@ -86,12 +90,18 @@ struct CrashSafetyTests {
         var tally = Tally()
         var highestPrinted = 0
         for round in 1...kills {
-            let point: KillPoint = round == 1 ? .midImport : {
-                let roll = Double.random(in: 0..<1, using: &rng)
-                return roll < 0.15 ? .startup : roll < 0.4 ? .rightAfterCacheWrite : roll < 0.6 ? .rightAfterACommitWithoutCacheWrite : .midImport
-            }()
+            let point: KillPoint =
+                round == 1
+                ? .midImport
+                : {
+                    let roll = Double.random(in: 0..<1, using: &rng)
+                    return roll < 0.15
+                        ? .startup
+                        : roll < 0.4 ? .rightAfterCacheWrite : roll < 0.6 ? .rightAfterACommitWithoutCacheWrite : .midImport
+                }()
             let delay = Int.random(in: 0..<250, using: &rng)
-            let context = "crash seed \(seed), round \(round), kill point \(point), delay \(delay) ms (replay: FOLIO_CRASH_SEED=\(seed))"
+            let context =
+                "crash seed \(seed), round \(round), kill point \(point), delay \(delay) ms (replay: FOLIO_CRASH_SEED=\(seed))"
 
             // Run the child and kill it.
             let process = Process()
@@ -127,19 +137,23 @@ struct CrashSafetyTests {
                 // The last line says a batch that is not a multiple of 4 was committed: no
                 // cache write follows it.
                 let committed = try await waitUntil { lines in
-                    isReady(lines) && lines.last.flatMap { $0.hasPrefix("committed ") ? Int($0.dropFirst(10)) : nil }.map { $0 % 4 != 0 } == true
+                    isReady(lines)
+                        && lines.last.flatMap { $0.hasPrefix("committed ") ? Int($0.dropFirst(10)) : nil }.map { $0 % 4 != 0 }
+                            == true
                 }
                 #expect(committed, "the importer never committed — \(context)")
             case .rightAfterCacheWrite:
-                let cached = try await waitUntil { lines in isReady(lines) && lines.dropFirst().contains { $0.hasPrefix("cache") } }
+                let cached = try await waitUntil { lines in isReady(lines) && lines.dropFirst().contains { $0.hasPrefix("cache") }
+                }
                 #expect(cached, "the importer never wrote its cache — \(context)")
             }
             let wasRunning = process.isRunning
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             let errors = (try? String(contentsOf: errorURL, encoding: .utf8)) ?? ""
-            try #require(wasRunning && process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL,
-                         "the importer ended by itself (status \(process.terminationStatus)): \(errors) — \(context)")
+            try #require(
+                wasRunning && process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL,
+                "the importer ended by itself (status \(process.terminationStatus)): \(errors) — \(context)")
             tally.kills += 1
 
             let lines = Self.lines(of: outputURL)
@@ -149,39 +163,50 @@ struct CrashSafetyTests {
             if !printed.isEmpty { tally.killsAfterACommit += 1 }
             let before = highestPrinted
             highestPrinted = max(highestPrinted, printed.max() ?? 0)
-            #expect(printed == Array(printed.indices.map { (printed.first ?? 0) + $0 }), "commits out of order: \(printed) — \(context)")
+            #expect(
+                printed == Array(printed.indices.map { (printed.first ?? 0) + $0 }),
+                "commits out of order: \(printed) — \(context)")
 
             // After the kill.
             let store = try Store(path: path, records: [CrashItem.self])
             let integrity = try store.readSync { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
             #expect(integrity == ["ok"], "\(context)")
             let batches = try store.readSync { db in
-                try Row.fetchAll(db, sql: """
-                    SELECT batch, COUNT(*), MIN(sequence), MAX(sequence), COUNT(DISTINCT sequence),
-                           SUM(category = 'new'), SUM(category = 'seen')
-                    FROM item GROUP BY batch ORDER BY batch
-                    """)
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT batch, COUNT(*), MIN(sequence), MAX(sequence), COUNT(DISTINCT sequence),
+                               SUM(category = 'new'), SUM(category = 'seen')
+                        FROM item GROUP BY batch ORDER BY batch
+                        """)
             }
             let numbers = batches.map { $0[0] as Int }
             let last = numbers.last ?? 0
             // Every committed transaction is there, whole; nothing else is.
-            #expect(numbers == Array(stride(from: 1, through: last, by: 1)), "batches missing: \(numbers.count) of \(last) — \(context)")
-            #expect(last == highestPrinted || last == highestPrinted + 1,
-                    "the store ends at batch \(last), the importer printed up to \(highestPrinted) — \(context)")
+            #expect(
+                numbers == Array(stride(from: 1, through: last, by: 1)),
+                "batches missing: \(numbers.count) of \(last) — \(context)")
+            #expect(
+                last == highestPrinted || last == highestPrinted + 1,
+                "the store ends at batch \(last), the importer printed up to \(highestPrinted) — \(context)")
             if last == highestPrinted + 1 { tally.unprintedCommitsFound += 1 }
             for row in batches {
                 let batch: Int = row[0], size = CrashBatch.size(batch)
-                let complete = (row[1] as Int) == size && (row[2] as Int) == 0 && (row[3] as Int) == size - 1 && (row[4] as Int) == size
+                let complete =
+                    (row[1] as Int) == size && (row[2] as Int) == 0 && (row[3] as Int) == size - 1 && (row[4] as Int) == size
                 #expect(complete, "batch \(batch) is partial: \(row) — \(context)")
                 // The next transaction's update of this batch is all-or-nothing too.
                 let expectedNew = batch == last ? size : 0
-                #expect((row[5] as Int) == expectedNew && (row[6] as Int) == size - expectedNew, "batch \(batch) half updated: \(row) — \(context)")
+                #expect(
+                    (row[5] as Int) == expectedNew && (row[6] as Int) == size - expectedNew,
+                    "batch \(batch) half updated: \(row) — \(context)")
             }
             tally.batchesCommitted = last
 
             // Controllers over it, on the main actor.
             let outcome = try await Self.checkControllers(
-                store, numbers: numbers, expectedIDs: try store.readSync { db in
+                store, numbers: numbers,
+                expectedIDs: try store.readSync { db in
                     try Int64.fetchAll(db, sql: "SELECT id FROM item ORDER BY batch DESC, sequence, id")
                 }, context: context)
             let committedThisRound = last > before
@@ -215,7 +240,9 @@ struct CrashSafetyTests {
     /// A sectioned controller fetches exactly what SQL returns, and a controller with the
     /// child's cache name equals it, whatever it did with the cache (returned).
     @MainActor
-    static func checkControllers(_ store: Store, numbers: [Int], expectedIDs: [Int64], context: String) async throws -> SectionCache.Outcome {
+    static func checkControllers(_ store: Store, numbers: [Int], expectedIDs: [Int64], context: String) async throws
+        -> SectionCache.Outcome
+    {
         var request = RecordRequest<CrashItem>(sortBy: [SortDescriptor(\.batch, order: .reverse), SortDescriptor(\.sequence)])
         request.batchSize = 100
         let plain = FetchedResultsController(request, store: store, sectionBy: .attribute(\.batch))
@@ -228,7 +255,9 @@ struct CrashSafetyTests {
         }
         let cached = FetchedResultsController(request, store: store, sectionBy: .attribute(\.batch), cacheName: "crash")
         try await cached.performFetch()
-        #expect(cached.snapshot == plain.snapshot, "the cached controller differs from a fresh fetch (\(cached.lastCacheOutcome)) — \(context)")
+        #expect(
+            cached.snapshot == plain.snapshot,
+            "the cached controller differs from a fresh fetch (\(cached.lastCacheOutcome)) — \(context)")
         #expect(cached.sections == plain.sections, "\(context)")
         await cached.flushCache()
         return cached.lastCacheOutcome

@@ -25,14 +25,18 @@ struct IdentifierListTests {
             let roll = Int.random(in: 0..<100, using: &rng)
             if roll < 45 || array.isEmpty {
                 // Inserts cluster in one region half of the time, so one chunk overflows.
-                let index = roll < 25 ? Int.random(in: 0...array.count, using: &rng)
+                let index =
+                    roll < 25
+                    ? Int.random(in: 0...array.count, using: &rng)
                     : min(array.count, array.count / 3 + Int.random(in: 0..<50, using: &rng))
                 list.insert(next, at: index)
                 array.insert(next, at: index)
                 next += 1
             } else if roll < 90 {
                 // Removals cluster too, so chunks empty out.
-                let index = roll < 70 ? Int.random(in: 0..<array.count, using: &rng)
+                let index =
+                    roll < 70
+                    ? Int.random(in: 0..<array.count, using: &rng)
                     : min(array.count - 1, array.count * 2 / 3)
                 let removed = list.remove(at: index)
                 #expect(removed == array.remove(at: index))

@@ -79,7 +79,9 @@ final class Workload {
         for index in 0..<count {
             // Every workload has one sectioned and one windowed controller at least.
             var spec = ControllerSpec.random(&rng, sections: index == 0 ? rng.pick([.category, .day, .firstLetter]) : nil)
-            if index == 1 && spec.limit == nil && spec.offset == nil { (spec.limit, spec.offset) = rng.pick(ControllerSpec.windows) }
+            if index == 1 && spec.limit == nil && spec.offset == nil {
+                (spec.limit, spec.offset) = rng.pick(ControllerSpec.windows)
+            }
             let t = Tracked(spec: spec, store: store)
             if rng.chance(0.5) {
                 t.controller.delegate = t.recorder
@@ -118,8 +120,10 @@ final class Workload {
         for _ in 0..<200 where first.streamed.count < first.recorder.changeSets.count {
             try await Task.sleep(for: .milliseconds(5))
         }
-        try ensure(first.streamed == first.recorder.changeSets,
-                   "the changes stream delivered \(first.streamed.count) change sets, the delegate \(first.recorder.changeSets.count)", first)
+        try ensure(
+            first.streamed == first.recorder.changeSets,
+            "the changes stream delivered \(first.streamed.count) change sets, the delegate \(first.recorder.changeSets.count)",
+            first)
         stats["controllers"] = tracked.count
     }
 
@@ -196,23 +200,33 @@ final class Workload {
             } catch {
                 throw fail("\(error)\n  change: \(change)\n  before: \(old)\n  after:  \(fresh)", t)
             }
-            try ensure(t.model == fresh, "the model after the change set differs from a fresh fetch\n  change: \(change)\n  before: \(old)\n  model:  \(t.model)\n  fresh:  \(fresh)", t)
+            try ensure(
+                t.model == fresh,
+                "the model after the change set differs from a fresh fetch\n  change: \(change)\n  before: \(old)\n  model:  \(t.model)\n  fresh:  \(fresh)",
+                t)
             try checkLive(t, against: freshController)
 
             // Updates and moves: only rows the commit touched; every changed row that stays is reconfigured.
             let reconfigured = Set(applied.reconfigured.map(\.rawValue))
             let moved = Set(applied.moved.keys.map(\.rawValue))
-            try ensure(reconfigured.isSubset(of: touchedRows), "untouched rows updated: \(reconfigured.subtracting(touchedRows).sorted())\n  change: \(change)", t)
-            try ensure(moved.isSubset(of: touchedRows), "spurious moves of untouched rows: \(moved.subtracting(touchedRows).sorted())\n  change: \(change)", t)
+            try ensure(
+                reconfigured.isSubset(of: touchedRows),
+                "untouched rows updated: \(reconfigured.subtracting(touchedRows).sorted())\n  change: \(change)", t)
+            try ensure(
+                moved.isSubset(of: touchedRows),
+                "spurious moves of untouched rows: \(moved.subtracting(touchedRows).sorted())\n  change: \(change)", t)
             let replaced = Set(applied.deleted.map(\.rawValue)).intersection(applied.inserted.map(\.rawValue))
             let stayed = valueChanged.intersection(oldIDs).intersection(newIDs).subtracting(replaced)
-            try ensure(stayed.isSubset(of: reconfigured), "changed rows not reported: \(stayed.subtracting(reconfigured).sorted())\n  change: \(change)", t)
+            try ensure(
+                stayed.isSubset(of: reconfigured),
+                "changed rows not reported: \(stayed.subtracting(reconfigured).sorted())\n  change: \(change)", t)
             // A row deleted and inserted again must have changed section (never a disguised move).
             for id in replaced {
                 let from = old.sections.firstIndex { $0.contains(RecordID(id)) }!
                 let to = fresh.sections.firstIndex { $0.contains(RecordID(id)) }!
-                try ensure(change.deletedSections.contains(from) || change.insertedSections.contains(to),
-                           "row \(id) deleted and inserted within surviving sections \(from) → \(to)\n  change: \(change)", t)
+                try ensure(
+                    change.deletedSections.contains(from) || change.insertedSections.contains(to),
+                    "row \(id) deleted and inserted within surviving sections \(from) → \(to)\n  change: \(change)", t)
             }
             // The delegate heard the same change, callback by callback.
             let events = Array(t.recorder.events[eventsBefore[i]...])
@@ -246,12 +260,19 @@ final class Workload {
         let model = TableViewModel(fresh.snapshot)
         try TableViewModel.check(dataSource: fresh.snapshot)
         let flat = try store.fetchIdentifiers(t.controller.fetchRequest)
-        try ensure(Array(flat) == model.identifiers, "a fresh controller and fetchIdentifiers disagree\n  controller: \(model)\n  identifiers: \(flat.map(\.rawValue))", t)
+        try ensure(
+            Array(flat) == model.identifiers,
+            "a fresh controller and fetchIdentifiers disagree\n  controller: \(model)\n  identifiers: \(flat.map(\.rawValue))", t)
         if deep {
             let oracle = try SwiftOracle.results(rows, request: t.controller.fetchRequest, sections: t.spec.sections)
-            let freshSections = zip(fresh.sections, model.sections).map { SwiftOracle.Section(name: $0.name, isNil: $0.isNil, ids: $1) }
-            let expected = oracle.isEmpty && t.spec.sections == .none ? [SwiftOracle.Section(name: "", isNil: false, ids: [])] : oracle
-            try ensure(freshSections == expected, "a fresh fetch differs from the results computed in Swift\n  fetch:  \(freshSections)\n  oracle: \(expected)", t)
+            let freshSections = zip(fresh.sections, model.sections).map {
+                SwiftOracle.Section(name: $0.name, isNil: $0.isNil, ids: $1)
+            }
+            let expected =
+                oracle.isEmpty && t.spec.sections == .none ? [SwiftOracle.Section(name: "", isNil: false, ids: [])] : oracle
+            try ensure(
+                freshSections == expected,
+                "a fresh fetch differs from the results computed in Swift\n  fetch:  \(freshSections)\n  oracle: \(expected)", t)
             stats["oracle checks", default: 0] += 1
         }
         return (fresh, model)
@@ -261,9 +282,13 @@ final class Workload {
     func checkLive(_ t: Tracked, against fresh: FetchedResultsController<Article>) throws {
         let snapshot = t.controller.snapshot
         try TableViewModel.check(dataSource: snapshot)
-        try ensure(t.model == TableViewModel(snapshot), "the model differs from the controller's snapshot\n  model: \(t.model)\n  snapshot: \(TableViewModel(snapshot))", t)
+        try ensure(
+            t.model == TableViewModel(snapshot),
+            "the model differs from the controller's snapshot\n  model: \(t.model)\n  snapshot: \(TableViewModel(snapshot))", t)
         try ensure(fresh.snapshot == snapshot, "the controller's snapshot differs from a fresh fetch", t)
-        try ensure(fresh.sections == t.controller.sections, "sections differ from a fresh fetch\n  live:  \(t.controller.sections)\n  fresh: \(fresh.sections)", t)
+        try ensure(
+            fresh.sections == t.controller.sections,
+            "sections differ from a fresh fetch\n  live:  \(t.controller.sections)\n  fresh: \(fresh.sections)", t)
         try ensure(fresh.sectionIndexTitles == t.controller.sectionIndexTitles, "index titles differ", t)
         // A record read through the controller is the one its identifier names.
         if deep && snapshot.numberOfItems > 0 {
@@ -273,7 +298,9 @@ final class Workload {
                 let path = IndexPath(item: Int.random(in: 0..<count, using: &rng), section: section)
                 let id = t.controller.identifier(at: path)
                 let record = t.controller.object(at: path)
-                try ensure(record?.id == id, "object(at: \(path)) is \(String(describing: record?.id)), the identifier there is \(id)", t)
+                try ensure(
+                    record?.id == id, "object(at: \(path)) is \(String(describing: record?.id)), the identifier there is \(id)", t
+                )
                 try ensure(record.map { ArticleRow.from($0) } == rows[id.rawValue], "object(at: \(path)) has stale values", t)
                 try ensure(t.controller.indexPath(for: id) == path, "indexPath(for: \(id)) is not \(path)", t)
             }
@@ -291,18 +318,23 @@ final class Workload {
         let before = t.recorder.changeSets.count
         let change = try t.controller.setRequest(spec.request)
         t.spec = spec
-        try ensure(t.recorder.changeSets.count == before + 1 && t.recorder.changeSets.last == change,
-                   "setRequest did not deliver its change set to the delegate", t)
+        try ensure(
+            t.recorder.changeSets.count == before + 1 && t.recorder.changeSets.last == change,
+            "setRequest did not deliver its change set to the delegate", t)
         try ensure(!change.isReload, "setRequest answered with a reload", t)
-        try ensure(change.updatedItems.isEmpty && change.movedItems.allSatisfy { !$0.isUpdated },
-                   "setRequest reported updates, but no record changed: \(change)", t)
+        try ensure(
+            change.updatedItems.isEmpty && change.movedItems.allSatisfy { !$0.isUpdated },
+            "setRequest reported updates, but no record changed: \(change)", t)
         let (freshController, fresh) = try freshFetch(t)
         do {
             try t.model.apply(change, dataSource: t.controller.snapshot)
         } catch {
             throw fail("\(error)\n  change: \(change)\n  before: \(old)\n  after:  \(fresh)", t)
         }
-        try ensure(t.model == fresh, "after setRequest the model differs from a fresh fetch\n  change: \(change)\n  before: \(old)\n  model:  \(t.model)\n  fresh:  \(fresh)", t)
+        try ensure(
+            t.model == fresh,
+            "after setRequest the model differs from a fresh fetch\n  change: \(change)\n  before: \(old)\n  model:  \(t.model)\n  fresh:  \(fresh)",
+            t)
         try checkLive(t, against: freshController)
         stats["setRequest changes applied", default: 0] += 1
     }
@@ -370,10 +402,13 @@ final class Workload {
         if bulkPresent && rng.chance(0.5) {
             if rng.chance(0.35) {
                 try write("bulk update") { tx in
-                    try tx.database.execute(sql: "UPDATE article SET score = (score + 1) % 15, isRead = NOT isRead WHERE url LIKE 'bulk-%'")
+                    try tx.database.execute(
+                        sql: "UPDATE article SET score = (score + 1) % 15, isRead = NOT isRead WHERE url LIKE 'bulk-%'")
                 }
             } else {
-                try write("bulk delete") { tx in try tx.deleteAll(Article.self, where: #Predicate { $0.url.starts(with: "bulk-") }) }
+                try write("bulk delete") { tx in
+                    try tx.deleteAll(Article.self, where: #Predicate { $0.url.starts(with: "bulk-") })
+                }
             }
             return
         }
@@ -393,7 +428,9 @@ final class Workload {
         case ..<0.72:
             // A mix in one transaction.
             let updated = randomRows(Int.random(in: 0...4, using: &rng)).map(mutate)
-            let deleted = randomRows(Int.random(in: 0...3, using: &rng)).filter { d in !updated.contains { $0.id?.rawValue == d.id } }
+            let deleted = randomRows(Int.random(in: 0...3, using: &rng)).filter { d in
+                !updated.contains { $0.id?.rawValue == d.id }
+            }
             let inserted = Int.random(in: 0...4, using: &rng)
             try write("mixed: update \(updated.map { $0.id!.rawValue }), delete \(deleted.map(\.id)), insert \(inserted)") { tx in
                 for a in updated { try tx.update(a) }
@@ -401,15 +438,19 @@ final class Workload {
                 for _ in 0..<inserted { try self.insertRandom(tx) }
             }
         case ..<0.76:
-            let k = Int.random(in: 2...6, using: &rng), r = Int.random(in: 0..<k, using: &rng), d = Int.random(in: 1...5, using: &rng)
+            let k = Int.random(in: 2...6, using: &rng), r = Int.random(in: 0..<k, using: &rng),
+                d = Int.random(in: 1...5, using: &rng)
             try write("raw SQL: score + \(d) where id % \(k) = \(r)") { tx in
-                try tx.database.execute(sql: "UPDATE article SET score = (score + ?) % 15 WHERE id % ? = ?", arguments: [d, k, r])
+                try tx.database.execute(
+                    sql: "UPDATE article SET score = (score + ?) % 15 WHERE id % ? = ?", arguments: [d, k, r])
             }
         case ..<0.79:
             let threshold = Int.random(in: 0..<15, using: &rng)
             let category = rng.pick(Self.categories)
             try write("updateAll score > \(threshold): category = \(category ?? "nil"), read") { tx in
-                try tx.updateAll(Article.self, where: #Predicate { $0.score > threshold }, set: [.set(\.category, to: category), .set(\.isRead, to: true)])
+                try tx.updateAll(
+                    Article.self, where: #Predicate { $0.score > threshold },
+                    set: [.set(\.category, to: category), .set(\.isRead, to: true)])
             }
         case ..<0.81:
             let threshold = Int.random(in: 0..<15, using: &rng)
@@ -481,14 +522,15 @@ final class Workload {
             bulkInserts += 1
             let s = Int.random(in: 0..<1000, using: &rng)
             try write("bulk insert 2,100 rows (salt \(s))") { tx in
-                try tx.database.execute(sql: """
-                    WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 2099)
-                    INSERT INTO article (title, url, published, score, category, isRead)
-                    SELECT substr('AaBbCZé', 1 + (i * 3 + ?1) % 7, 1) || 'bulk', 'bulk-' || ?1 || '-' || i,
-                           ((i * 13 + ?1) % 6) * 86400 + ((i * 5) % 4) * 21600, (i * 7 + ?1) % 15,
-                           CASE (i + ?1) % 5 WHEN 0 THEN 'a' WHEN 1 THEN 'b' WHEN 2 THEN 'c' WHEN 3 THEN 'd' END, (i + ?1) % 2
-                    FROM n
-                    """, arguments: [s])
+                try tx.database.execute(
+                    sql: """
+                        WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 2099)
+                        INSERT INTO article (title, url, published, score, category, isRead)
+                        SELECT substr('AaBbCZé', 1 + (i * 3 + ?1) % 7, 1) || 'bulk', 'bulk-' || ?1 || '-' || i,
+                               ((i * 13 + ?1) % 6) * 86400 + ((i * 5) % 4) * 21600, (i * 7 + ?1) % 15,
+                               CASE (i + ?1) % 5 WHEN 0 THEN 'a' WHEN 1 THEN 'b' WHEN 2 THEN 'c' WHEN 3 THEN 'd' END, (i + ?1) % 2
+                        FROM n
+                        """, arguments: [s])
             }
         default:
             // In place for every controller: no sort key, section key or predicate input changes.
@@ -504,8 +546,9 @@ final class Workload {
 
 extension ArticleRow {
     static func from(_ a: Article) -> ArticleRow {
-        ArticleRow(id: a.id!.rawValue, title: a.title, url: a.url, published: a.published.timeIntervalSince1970,
-                   score: a.score, category: a.category, isRead: a.isRead)
+        ArticleRow(
+            id: a.id!.rawValue, title: a.title, url: a.url, published: a.published.timeIntervalSince1970,
+            score: a.score, category: a.category, isRead: a.isRead)
     }
 
     init(id: Int64, title: String, url: String, published: Double, score: Int, category: String?, isRead: Bool) {

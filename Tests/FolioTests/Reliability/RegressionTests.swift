@@ -7,7 +7,8 @@ import Testing
 @MainActor
 struct RegressionTests {
     func tracked(_ store: Store, _ request: RecordRequest<Article>, sectionBy: SectionKey<Article>? = nil)
-        throws -> (FetchedResultsController<Article>, EventRecorder, TableViewModel) {
+        throws -> (FetchedResultsController<Article>, EventRecorder, TableViewModel)
+    {
         let controller = FetchedResultsController(request, store: store, sectionBy: sectionBy)
         let recorder = EventRecorder()
         controller.delegate = recorder
@@ -67,7 +68,8 @@ extension RegressionTests {
                 try tx.insert(&a)
             }
         }
-        let (controller, recorder, before) = try tracked(store, Self.request([SortDescriptor(\.title)]), sectionBy: .firstLetter(\.title))
+        let (controller, recorder, before) = try tracked(
+            store, Self.request([SortDescriptor(\.title)]), sectionBy: .firstLetter(\.title))
         var model = before
         #expect(controller.sections.map(\.name) == ["A", "B", "a", "c", "É", "é"])
         #expect(controller.sections.map(\.numberOfObjects) == [1, 1, 1, 1, 1, 1])
@@ -100,7 +102,11 @@ extension RegressionTests {
         try seed(store, count: 5)
         let armed = Locked(true)
         store.diagnostics.logSQL { [store] line in
-            guard line.contains("ORDER BY"), armed.withLock({ let was = $0; $0 = false; return was }) else { return }
+            guard line.contains("ORDER BY"),
+                armed.withLock({
+                    let was = $0; $0 = false; return was
+                })
+            else { return }
             // Inside performFetch's read, on the reader's queue: another connection commits
             // (from another thread, since this one is inside a store closure).
             let done = DispatchSemaphore(value: 0)

@@ -30,8 +30,10 @@ struct TableViewModelTests {
         return change
     }
 
-    static func rejects(_ change: ChangeSet, _ dataSource: [[Int64]], _ message: String, sectioned: Bool = true,
-                        sourceLocation: SourceLocation = #_sourceLocation) {
+    static func rejects(
+        _ change: ChangeSet, _ dataSource: [[Int64]], _ message: String, sectioned: Bool = true,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         var model = model()
         do {
             try model.apply(change, dataSource: .testing(dataSource, sectioned: sectioned))
@@ -88,7 +90,9 @@ struct TableViewModelTests {
         // Structurally valid, so UIKit accepts it, but row 1 ends up in the wrong place:
         // only comparing the model with a fresh fetch catches this, which the suites do.
         var model = Self.model()
-        let change = Self.change { $0.movedItems = [ChangeSet.Move(from: Self.path(0, 0), to: Self.path(0, 1), isUpdated: false)] }
+        let change = Self.change {
+            $0.movedItems = [ChangeSet.Move(from: Self.path(0, 0), to: Self.path(0, 1), isUpdated: false)]
+        }
         let dataSource = Snapshot.testing([[3, 1, 2], [4, 5]])
         try model.apply(change, dataSource: dataSource)
         #expect(model != TableViewModel(dataSource))
@@ -98,10 +102,12 @@ struct TableViewModelTests {
         // The data source gained a row nobody inserted.
         Self.rejects(ChangeSet(), [[1, 2, 3, 9], [4, 5]], "invalid number of rows in section 0")
         // A row deleted that the data source still has.
-        Self.rejects(Self.change { $0.deletedItems = [Self.path(1, 0)] }, [[1, 2, 3], [4, 5]], "invalid number of rows in section 1")
+        Self.rejects(
+            Self.change { $0.deletedItems = [Self.path(1, 0)] }, [[1, 2, 3], [4, 5]], "invalid number of rows in section 1")
         // A move that leaves one section short and another long.
-        Self.rejects(Self.change { $0.movedItems = [ChangeSet.Move(from: Self.path(0, 0), to: Self.path(0, 2), isUpdated: false)] },
-                     [[2, 3], [1, 4, 5]], "out of range")
+        Self.rejects(
+            Self.change { $0.movedItems = [ChangeSet.Move(from: Self.path(0, 0), to: Self.path(0, 2), isUpdated: false)] },
+            [[2, 3], [1, 4, 5]], "out of range")
     }
 
     @Test func rejectsSectionCountsThatDoNotAddUp() {
@@ -113,10 +119,11 @@ struct TableViewModelTests {
     }
 
     @Test func rejectsARowDeletedAndUpdated() {
-        Self.rejects(Self.change {
-            $0.deletedItems = [Self.path(0, 1)]
-            $0.updatedItems = [Self.path(0, 1)]
-        }, [[1, 3], [4, 5]], "deleted and updated")
+        Self.rejects(
+            Self.change {
+                $0.deletedItems = [Self.path(0, 1)]
+                $0.updatedItems = [Self.path(0, 1)]
+            }, [[1, 3], [4, 5]], "deleted and updated")
     }
 
     @Test func rejectsIndexesOutOfRange() {
@@ -124,75 +131,94 @@ struct TableViewModelTests {
         Self.rejects(Self.change { $0.updatedItems = [Self.path(1, 2)] }, [[1, 2, 3], [4, 5]], "out of range")
         Self.rejects(Self.change { $0.updatedItems = [Self.path(2, 0)] }, [[1, 2, 3], [4, 5]], "section out of range")
         Self.rejects(Self.change { $0.deletedItems = [Self.path(0, -1)] }, [[1, 2, 3], [4, 5]], "out of range")
-        Self.rejects(Self.change {
-            $0.insertedItems = [Self.path(1, 5)]
-            $0.insertedIdentifiers = [RecordID(9)]
-        }, [[1, 2, 3], [4, 5, 9]], "out of range")
-        Self.rejects(Self.change {
-            $0.movedItems = [ChangeSet.Move(from: Self.path(0, 0), to: Self.path(1, 9), isUpdated: false)]
-        }, [[2, 3], [4, 5, 1]], "out of range")
+        Self.rejects(
+            Self.change {
+                $0.insertedItems = [Self.path(1, 5)]
+                $0.insertedIdentifiers = [RecordID(9)]
+            }, [[1, 2, 3], [4, 5, 9]], "out of range")
+        Self.rejects(
+            Self.change {
+                $0.movedItems = [ChangeSet.Move(from: Self.path(0, 0), to: Self.path(1, 9), isUpdated: false)]
+            }, [[2, 3], [4, 5, 1]], "out of range")
     }
 
     @Test func rejectsAMoveFromADeletedRowOrSection() {
-        Self.rejects(Self.change {
-            $0.deletedItems = [Self.path(0, 0)]
-            $0.movedItems = [ChangeSet.Move(from: Self.path(0, 0), to: Self.path(1, 0), isUpdated: false)]
-        }, [[2, 3], [1, 4, 5]], "move from deleted row")
-        Self.rejects(Self.change {
-            $0.deletedSections = [0]
-            $0.movedItems = [ChangeSet.Move(from: Self.path(0, 0), to: Self.path(0, 0), isUpdated: false)]
-        }, [[1, 4, 5]], "in a deleted section")
+        Self.rejects(
+            Self.change {
+                $0.deletedItems = [Self.path(0, 0)]
+                $0.movedItems = [ChangeSet.Move(from: Self.path(0, 0), to: Self.path(1, 0), isUpdated: false)]
+            }, [[2, 3], [1, 4, 5]], "move from deleted row")
+        Self.rejects(
+            Self.change {
+                $0.deletedSections = [0]
+                $0.movedItems = [ChangeSet.Move(from: Self.path(0, 0), to: Self.path(0, 0), isUpdated: false)]
+            }, [[1, 4, 5]], "in a deleted section")
     }
 
     @Test func rejectsAMoveOrInsertIntoAnInsertedSection() {
-        Self.rejects(Self.change {
-            $0.insertedSections = [2]
-            $0.movedItems = [ChangeSet.Move(from: Self.path(0, 0), to: Self.path(2, 0), isUpdated: false)]
-        }, [[2, 3], [4, 5], [1]], "in an inserted section")
-        Self.rejects(Self.change {
-            $0.insertedSections = [2]
-            $0.insertedItems = [Self.path(2, 0)]
-            $0.insertedIdentifiers = [RecordID(9)]
-        }, [[1, 2, 3], [4, 5], [9]], "in an inserted section")
+        Self.rejects(
+            Self.change {
+                $0.insertedSections = [2]
+                $0.movedItems = [ChangeSet.Move(from: Self.path(0, 0), to: Self.path(2, 0), isUpdated: false)]
+            }, [[2, 3], [4, 5], [1]], "in an inserted section")
+        Self.rejects(
+            Self.change {
+                $0.insertedSections = [2]
+                $0.insertedItems = [Self.path(2, 0)]
+                $0.insertedIdentifiers = [RecordID(9)]
+            }, [[1, 2, 3], [4, 5], [9]], "in an inserted section")
     }
 
     @Test func rejectsDuplicates() {
-        Self.rejects(Self.change { $0.deletedItems = [Self.path(0, 0), Self.path(0, 0)] }, [[2, 3], [4, 5]], "not strictly ascending")
-        Self.rejects(Self.change {
-            $0.movedItems = [ChangeSet.Move(from: Self.path(0, 0), to: Self.path(0, 2), isUpdated: false),
-                             ChangeSet.Move(from: Self.path(0, 0), to: Self.path(0, 1), isUpdated: false)]
-        }, [[2, 3, 1], [4, 5]], "movedItems (by origin) not strictly ascending")
-        Self.rejects(Self.change {
-            $0.insertedItems = [Self.path(0, 0)]
-            $0.insertedIdentifiers = [RecordID(9)]
-            $0.movedItems = [ChangeSet.Move(from: Self.path(1, 0), to: Self.path(0, 0), isUpdated: false)]
-        }, [[9, 4, 1, 2, 3], [5]], "two rows inserted or moved")
-        Self.rejects(Self.change {
-            $0.movedItems = [ChangeSet.Move(from: Self.path(0, 0), to: Self.path(0, 1), isUpdated: false)]
-            $0.updatedItems = [Self.path(0, 0)]
-        }, [[2, 1, 3], [4, 5]], "moved and updated in place")
+        Self.rejects(
+            Self.change { $0.deletedItems = [Self.path(0, 0), Self.path(0, 0)] }, [[2, 3], [4, 5]], "not strictly ascending")
+        Self.rejects(
+            Self.change {
+                $0.movedItems = [
+                    ChangeSet.Move(from: Self.path(0, 0), to: Self.path(0, 2), isUpdated: false),
+                    ChangeSet.Move(from: Self.path(0, 0), to: Self.path(0, 1), isUpdated: false),
+                ]
+            }, [[2, 3, 1], [4, 5]], "movedItems (by origin) not strictly ascending")
+        Self.rejects(
+            Self.change {
+                $0.insertedItems = [Self.path(0, 0)]
+                $0.insertedIdentifiers = [RecordID(9)]
+                $0.movedItems = [ChangeSet.Move(from: Self.path(1, 0), to: Self.path(0, 0), isUpdated: false)]
+            }, [[9, 4, 1, 2, 3], [5]], "two rows inserted or moved")
+        Self.rejects(
+            Self.change {
+                $0.movedItems = [ChangeSet.Move(from: Self.path(0, 0), to: Self.path(0, 1), isUpdated: false)]
+                $0.updatedItems = [Self.path(0, 0)]
+            }, [[2, 1, 3], [4, 5]], "moved and updated in place")
         // The same record shown twice after the update: row 1 is inserted in section 1
         // but never deleted from section 0 (row 2 is deleted instead, so counts add up).
-        Self.rejects(Self.change {
-            $0.deletedItems = [Self.path(0, 1)]
-            $0.insertedItems = [Self.path(1, 0)]
-            $0.insertedIdentifiers = [RecordID(1)]
-        }, [[2, 3], [1, 4, 5]], "#1 shown twice")
+        Self.rejects(
+            Self.change {
+                $0.deletedItems = [Self.path(0, 1)]
+                $0.insertedItems = [Self.path(1, 0)]
+                $0.insertedIdentifiers = [RecordID(1)]
+            }, [[2, 3], [1, 4, 5]], "#1 shown twice")
     }
 
     @Test func rejectsInsertedIdentifiersThatAreNotTheRowsShown() {
-        Self.rejects(Self.change {
-            $0.insertedItems = [Self.path(1, 0)]
-            $0.insertedIdentifiers = [RecordID(8)]
-        }, [[1, 2, 3], [9, 4, 5]], "the data source has #9")
-        Self.rejects(Self.change {
-            $0.insertedItems = [Self.path(1, 0)]
-        }, [[1, 2, 3], [9, 4, 5]], "inserted identifiers")
+        Self.rejects(
+            Self.change {
+                $0.insertedItems = [Self.path(1, 0)]
+                $0.insertedIdentifiers = [RecordID(8)]
+            }, [[1, 2, 3], [9, 4, 5]], "the data source has #9")
+        Self.rejects(
+            Self.change {
+                $0.insertedItems = [Self.path(1, 0)]
+            }, [[1, 2, 3], [9, 4, 5]], "inserted identifiers")
     }
 
     @Test func rejectsListsOutOfOrder() {
-        Self.rejects(Self.change { $0.deletedItems = [Self.path(0, 2), Self.path(0, 0)] }, [[2], [4, 5]], "deletedItems not strictly ascending")
-        Self.rejects(Self.change { $0.updatedItems = [Self.path(1, 0), Self.path(0, 0)] }, [[1, 2, 3], [4, 5]], "updatedItems not strictly ascending")
+        Self.rejects(
+            Self.change { $0.deletedItems = [Self.path(0, 2), Self.path(0, 0)] }, [[2], [4, 5]],
+            "deletedItems not strictly ascending")
+        Self.rejects(
+            Self.change { $0.updatedItems = [Self.path(1, 0), Self.path(0, 0)] }, [[1, 2, 3], [4, 5]],
+            "updatedItems not strictly ascending")
         Self.rejects(Self.change { $0.deletedSections = [1, 0] }, [], "deletedSections not strictly ascending")
     }
 
@@ -205,8 +231,10 @@ struct TableViewModelTests {
     @Test func rejectsAnInconsistentDataSource() {
         let runs = [SectionRun(value: "a".databaseValue, count: 2), SectionRun(value: "a".databaseValue, count: 1)]
         let state = ResultsState(ids: IdentifierList([1, 2, 3]), runs: runs, sectioned: true)
-        let sections = [SectionInfo(name: "a", indexTitle: nil, numberOfObjects: 2, offset: 0, isNil: false),
-                        SectionInfo(name: "a", indexTitle: nil, numberOfObjects: 1, offset: 2, isNil: false)]
+        let sections = [
+            SectionInfo(name: "a", indexTitle: nil, numberOfObjects: 2, offset: 0, isNil: false),
+            SectionInfo(name: "a", indexTitle: nil, numberOfObjects: 1, offset: 2, isNil: false),
+        ]
         var model = TableViewModel(sections: [[1, 2].map(RecordID.init), [RecordID(3)]])
         #expect(throws: TableViewModel.Inconsistency.self) {
             try model.apply(ChangeSet(), dataSource: Snapshot(state: state, sections: sections))

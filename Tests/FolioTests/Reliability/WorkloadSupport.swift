@@ -81,7 +81,8 @@ struct ArticleRow: Equatable, Sendable {
     }
 
     var article: Article {
-        var a = Article(title: title, url: url, published: Date(timeIntervalSince1970: published), score: score, category: category)
+        var a = Article(
+            title: title, url: url, published: Date(timeIntervalSince1970: published), score: score, category: category)
         a.id = RecordID(id)
         a.isRead = isRead
         return a
@@ -92,7 +93,8 @@ struct ArticleRow: Equatable, Sendable {
         let json = "[" + ids.map(String.init).joined(separator: ",") + "]"
         return try store.read { db in
             var rows: [Int64: ArticleRow] = [:]
-            let sql = "SELECT id, title, url, published, score, category, isRead FROM article WHERE id IN (SELECT value FROM json_each(?))"
+            let sql =
+                "SELECT id, title, url, published, score, category, isRead FROM article WHERE id IN (SELECT value FROM json_each(?))"
             for row in try Row.fetchAll(db, sql: sql, arguments: [json]) {
                 let r = ArticleRow(row)
                 rows[r.id] = r
@@ -128,7 +130,8 @@ final class EventRecorder: FetchedResultsControllerDelegate {
             switch self {
             case .will: "will"
             case .section(let type, let index, let name): "section \(type) \(index) \(name)"
-            case .object(let type, let id, let at, let new): "object \(type) \(id) \(at.map { "\($0)" } ?? "-") \(new.map { "\($0)" } ?? "-")"
+            case .object(let type, let id, let at, let new):
+                "object \(type) \(id) \(at.map { "\($0)" } ?? "-") \(new.map { "\($0)" } ?? "-")"
             case .did: "did"
             case .changeSet: "changeSet"
             case .snapshot: "snapshot"
@@ -141,10 +144,16 @@ final class EventRecorder: FetchedResultsControllerDelegate {
     var events: [Event] = []
 
     func controllerWillChangeContent(_ controller: FetchedResultsController<Article>) { events.append(.will) }
-    func controller(_ controller: FetchedResultsController<Article>, didChange section: SectionInfo, atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType) {
+    func controller(
+        _ controller: FetchedResultsController<Article>, didChange section: SectionInfo, atSectionIndex sectionIndex: Int,
+        for type: FetchedResultsChangeType
+    ) {
         events.append(.section(type, index: sectionIndex, name: section.name))
     }
-    func controller(_ controller: FetchedResultsController<Article>, didChangeObject id: RecordID, at indexPath: IndexPath?, for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {
+    func controller(
+        _ controller: FetchedResultsController<Article>, didChangeObject id: RecordID, at indexPath: IndexPath?,
+        for type: FetchedResultsChangeType, newIndexPath: IndexPath?
+    ) {
         events.append(.object(type, id: id, at: indexPath, newIndexPath: newIndexPath))
     }
     func controllerDidChangeContent(_ controller: FetchedResultsController<Article>) { events.append(.did) }
@@ -159,18 +168,26 @@ final class EventRecorder: FetchedResultsControllerDelegate {
 
     /// The callbacks a change set must produce, given the model before it and the
     /// section names before and after.
-    static func expectedEvents(for change: ChangeSet, old: TableViewModel, oldNames: [String], newNames: [String],
-                               new: TableViewModel) -> [Event] {
+    static func expectedEvents(
+        for change: ChangeSet, old: TableViewModel, oldNames: [String], newNames: [String],
+        new: TableViewModel
+    ) -> [Event] {
         var events: [Event] = [.will]
         if !change.isReload {
             for s in change.deletedSections { events.append(.section(.delete, index: s, name: oldNames[s])) }
             for s in change.insertedSections { events.append(.section(.insert, index: s, name: newNames[s])) }
-            for p in change.deletedItems { events.append(.object(.delete, id: old.sections[p.section][p.item], at: p, newIndexPath: nil)) }
-            for (p, id) in zip(change.insertedItems, change.insertedIdentifiers) { events.append(.object(.insert, id: id, at: nil, newIndexPath: p)) }
+            for p in change.deletedItems {
+                events.append(.object(.delete, id: old.sections[p.section][p.item], at: p, newIndexPath: nil))
+            }
+            for (p, id) in zip(change.insertedItems, change.insertedIdentifiers) {
+                events.append(.object(.insert, id: id, at: nil, newIndexPath: p))
+            }
             for m in change.movedItems {
                 events.append(.object(.move, id: old.sections[m.from.section][m.from.item], at: m.from, newIndexPath: m.to))
             }
-            for p in change.updatedItems { events.append(.object(.update, id: old.sections[p.section][p.item], at: p, newIndexPath: nil)) }
+            for p in change.updatedItems {
+                events.append(.object(.update, id: old.sections[p.section][p.item], at: p, newIndexPath: nil))
+            }
         }
         events += [.did, .changeSet, .snapshot]
         return events
@@ -188,7 +205,9 @@ enum SwiftOracle {
         var description: String { "\(name.isEmpty && isNil ? "nil" : name):\(ids.map(\.rawValue))" }
     }
 
-    static func results(_ rows: [Int64: ArticleRow], request: RecordRequest<Article>, sections: ControllerSpec.Sections) throws -> [Section] {
+    static func results(_ rows: [Int64: ArticleRow], request: RecordRequest<Article>, sections: ControllerSpec.Sections) throws
+        -> [Section]
+    {
         var matching: [ArticleRow] = []
         for row in rows.values {
             if let predicate = request.predicate, try !predicate.evaluate(row.article) { continue }
@@ -279,7 +298,10 @@ struct ControllerSpec: CustomStringConvertible {
         ],
         .category: [
             ("category,score", [SortDescriptor(\.category), SortDescriptor(\.score)]),
-            ("category desc,published desc", [SortDescriptor(\.category, order: .reverse), SortDescriptor(\.published, order: .reverse)]),
+            (
+                "category desc,published desc",
+                [SortDescriptor(\.category, order: .reverse), SortDescriptor(\.published, order: .reverse)]
+            ),
             ("category", [SortDescriptor(\.category)]),
         ],
         .day: [
@@ -342,7 +364,9 @@ struct ControllerSpec: CustomStringConvertible {
 
     var description: String {
         var text = "sections=\(sections) sort=[\(Self.sorts[sections]![sort].0)] where=[\(Self.predicates[predicate].0)]"
-        if limit != nil || offset != nil { text += " limit=\(limit.map(String.init) ?? "-") offset=\(offset.map(String.init) ?? "-")" }
+        if limit != nil || offset != nil {
+            text += " limit=\(limit.map(String.init) ?? "-") offset=\(offset.map(String.init) ?? "-")"
+        }
         return text + " batch=\(batchSize)"
     }
 }

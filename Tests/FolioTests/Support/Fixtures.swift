@@ -11,17 +11,22 @@ struct Article: PersistentRecord, Equatable {
     var category: String? = nil
     var isRead = false
 
-    static let entity = EntityDescription<Article>("article", [
-        AttributeDescription(\.title),
-        AttributeDescription(\.url, unique: true),
-        AttributeDescription(\.published, indexed: true),
-        AttributeDescription(\.score, indexed: true),
-        AttributeDescription(\.category),
-        AttributeDescription(\.isRead),
-    ])
+    static let entity = EntityDescription<Article>(
+        "article",
+        [
+            AttributeDescription(\.title),
+            AttributeDescription(\.url, unique: true),
+            AttributeDescription(\.published, indexed: true),
+            AttributeDescription(\.score, indexed: true),
+            AttributeDescription(\.category),
+            AttributeDescription(\.isRead),
+        ])
 
     init() {}
-    init(title: String, url: String? = nil, published: Date = Date(timeIntervalSince1970: 0), score: Int = 0, category: String? = nil) {
+    init(
+        title: String, url: String? = nil, published: Date = Date(timeIntervalSince1970: 0), score: Int = 0,
+        category: String? = nil
+    ) {
         self.title = title
         self.url = url ?? "https://example.com/\(UUID().uuidString)"
         self.published = published

@@ -58,18 +58,30 @@ struct TableViewModel: Equatable, CustomStringConvertible {
         guard dataSource.sections.count == state.runs.count else { throw fail("data source: sections and runs differ") }
         var offset = 0
         for (index, info) in dataSource.sections.enumerated() {
-            guard info.offset == offset else { throw fail("data source: section \(index) starts at \(info.offset), expected \(offset)") }
-            guard info.numberOfObjects == state.runs[index].count else { throw fail("data source: section \(index) count differs from its run") }
+            guard info.offset == offset else {
+                throw fail("data source: section \(index) starts at \(info.offset), expected \(offset)")
+            }
+            guard info.numberOfObjects == state.runs[index].count else {
+                throw fail("data source: section \(index) count differs from its run")
+            }
             if state.sectioned && info.numberOfObjects == 0 { throw fail("data source: empty section \(index)") }
             offset += info.numberOfObjects
         }
-        guard offset == dataSource.numberOfItems else { throw fail("data source: section counts add up to \(offset), it has \(dataSource.numberOfItems) items") }
-        if !state.sectioned && dataSource.numberOfSections != 1 { throw fail("data source: unsectioned results with \(dataSource.numberOfSections) sections") }
+        guard offset == dataSource.numberOfItems else {
+            throw fail("data source: section counts add up to \(offset), it has \(dataSource.numberOfItems) items")
+        }
+        if !state.sectioned && dataSource.numberOfSections != 1 {
+            throw fail("data source: unsectioned results with \(dataSource.numberOfSections) sections")
+        }
         if state.sectioned {
             let values = state.runs.map(\.value)
-            guard Set(values).count == values.count else { throw fail("data source: a section value appears twice: \(dataSource.sections.map(\.name))") }
+            guard Set(values).count == values.count else {
+                throw fail("data source: a section value appears twice: \(dataSource.sections.map(\.name))")
+            }
         }
-        guard Set(dataSource.identifiers).count == dataSource.numberOfItems else { throw fail("data source: an identifier appears twice") }
+        guard Set(dataSource.identifiers).count == dataSource.numberOfItems else {
+            throw fail("data source: an identifier appears twice")
+        }
     }
 
     private static func checkAscending(_ list: [Int], _ what: String) throws {
@@ -87,7 +99,7 @@ struct TableViewModel: Equatable, CustomStringConvertible {
         try Self.check(dataSource: dataSource)
         if change.isReload {
             guard change.deletedSections.isEmpty, change.insertedSections.isEmpty, change.deletedItems.isEmpty,
-                  change.insertedItems.isEmpty, change.movedItems.isEmpty, change.updatedItems.isEmpty
+                change.insertedItems.isEmpty, change.movedItems.isEmpty, change.updatedItems.isEmpty
             else { throw Self.fail("a reload with changes listed") }
             let old = Set(identifiers)
             self = TableViewModel(dataSource)
@@ -106,13 +118,21 @@ struct TableViewModel: Equatable, CustomStringConvertible {
         var applied = Applied()
         // Sections.
         guard Set(change.deletedSections).count == change.deletedSections.count else { throw Self.fail("section deleted twice") }
-        guard Set(change.insertedSections).count == change.insertedSections.count else { throw Self.fail("section inserted twice") }
-        for s in change.deletedSections where s < 0 || s >= oldCount { throw Self.fail("deleted section \(s) out of range 0..<\(oldCount)") }
+        guard Set(change.insertedSections).count == change.insertedSections.count else {
+            throw Self.fail("section inserted twice")
+        }
+        for s in change.deletedSections where s < 0 || s >= oldCount {
+            throw Self.fail("deleted section \(s) out of range 0..<\(oldCount)")
+        }
         let newCount = oldCount - change.deletedSections.count + change.insertedSections.count
         guard newCount == dataSource.numberOfSections else {
-            throw Self.fail("invalid number of sections: \(newCount) after the update (\(oldCount) before, \(change.deletedSections.count) deleted, \(change.insertedSections.count) inserted), the data source has \(dataSource.numberOfSections)")
+            throw Self.fail(
+                "invalid number of sections: \(newCount) after the update (\(oldCount) before, \(change.deletedSections.count) deleted, \(change.insertedSections.count) inserted), the data source has \(dataSource.numberOfSections)"
+            )
         }
-        for s in change.insertedSections where s < 0 || s >= newCount { throw Self.fail("inserted section \(s) out of range 0..<\(newCount)") }
+        for s in change.insertedSections where s < 0 || s >= newCount {
+            throw Self.fail("inserted section \(s) out of range 0..<\(newCount)")
+        }
         let deletedSections = Set(change.deletedSections)
         let insertedSections = Set(change.insertedSections)
         var survivingOld = (0..<oldCount).filter { !deletedSections.contains($0) }.makeIterator()
@@ -122,7 +142,9 @@ struct TableViewModel: Equatable, CustomStringConvertible {
 
         func checkOld(_ p: IndexPath, _ what: String) throws {
             guard p.count == 2 else { throw Self.fail("\(what) \(p) is not a two-element index path") }
-            guard p.section >= 0, p.section < oldCount else { throw Self.fail("\(what) \(p) section out of range 0..<\(oldCount)") }
+            guard p.section >= 0, p.section < oldCount else {
+                throw Self.fail("\(what) \(p) section out of range 0..<\(oldCount)")
+            }
             guard !deletedSections.contains(p.section) else { throw Self.fail("\(what) \(p) is in a deleted section") }
             guard p.item >= 0, p.item < sections[p.section].count else {
                 throw Self.fail("\(what) \(p) out of range: section \(p.section) has \(sections[p.section].count) rows")
@@ -130,10 +152,14 @@ struct TableViewModel: Equatable, CustomStringConvertible {
         }
         func checkNew(_ p: IndexPath, _ what: String) throws {
             guard p.count == 2 else { throw Self.fail("\(what) \(p) is not a two-element index path") }
-            guard p.section >= 0, p.section < newCount else { throw Self.fail("\(what) \(p) section out of range 0..<\(newCount)") }
+            guard p.section >= 0, p.section < newCount else {
+                throw Self.fail("\(what) \(p) section out of range 0..<\(newCount)")
+            }
             guard !insertedSections.contains(p.section) else { throw Self.fail("\(what) \(p) is in an inserted section") }
             guard p.item >= 0, p.item < dataSource.sections[p.section].numberOfObjects else {
-                throw Self.fail("\(what) \(p) out of range: the data source's section \(p.section) has \(dataSource.sections[p.section].numberOfObjects) rows")
+                throw Self.fail(
+                    "\(what) \(p) out of range: the data source's section \(p.section) has \(dataSource.sections[p.section].numberOfObjects) rows"
+                )
             }
         }
         var removed = Set<IndexPath>()
@@ -169,7 +195,8 @@ struct TableViewModel: Equatable, CustomStringConvertible {
             throw Self.fail("updated identifiers \(change.updatedIdentifiers) are not the updated rows")
         }
         guard change.insertedItems.count == change.insertedIdentifiers.count else {
-            throw Self.fail("\(change.insertedItems.count) inserted rows but \(change.insertedIdentifiers.count) inserted identifiers")
+            throw Self.fail(
+                "\(change.insertedItems.count) inserted rows but \(change.insertedIdentifiers.count) inserted identifiers")
         }
         var targets: [Int: [Int: RecordID?]] = [:]  // new section → item → carried id (nil: from data source)
         for (p, id) in zip(change.insertedItems, change.insertedIdentifiers) {
@@ -182,7 +209,9 @@ struct TableViewModel: Equatable, CustomStringConvertible {
             applied.inserted.append(id)
         }
         for m in change.movedItems {
-            guard targets[m.to.section, default: [:]][m.to.item] == nil else { throw Self.fail("two rows inserted or moved to \(m.to)") }
+            guard targets[m.to.section, default: [:]][m.to.item] == nil else {
+                throw Self.fail("two rows inserted or moved to \(m.to)")
+            }
             targets[m.to.section, default: [:]][m.to.item] = .some(sections[m.from.section][m.from.item])
         }
         // Build the new sections.
@@ -202,7 +231,9 @@ struct TableViewModel: Equatable, CustomStringConvertible {
             let incoming = targets[n] ?? [:]
             let total = staying.count + incoming.count
             guard total == expected.count else {
-                throw Self.fail("invalid number of rows in section \(n): \(total) after the update (\(sections[o].count) before, \(sections[o].count - staying.count) out, \(incoming.count) in), the data source has \(expected.count)")
+                throw Self.fail(
+                    "invalid number of rows in section \(n): \(total) after the update (\(sections[o].count) before, \(sections[o].count - staying.count) out, \(incoming.count) in), the data source has \(expected.count)"
+                )
             }
             var rows: [RecordID] = []
             for item in 0..<total {
