@@ -57,8 +57,9 @@ final class Bench {
         )
     }
 
-    func request(batchSize: Int) -> RecordRequest<Article> {
-        var request = RecordRequest<Article>(sortBy: [SortDescriptor(\Article.published, order: .reverse)])
+    func request(batchSize: Int, predicate: Predicate<Article>? = nil) -> RecordRequest<Article> {
+        var request = RecordRequest<Article>(
+            predicate: predicate, sortBy: [SortDescriptor(\Article.published, order: .reverse)])
         request.batchSize = batchSize
         return request
     }
@@ -85,12 +86,20 @@ final class Bench {
         if options.wants("fetches") { try fetches() }
         if options.wants("memory") { try fetchMemory() }
         if options.wants("firstBatch") { try firstBatch() }
+        if options.wants("firstScreen") { try firstScreen() }
         if options.wants("randomAccess") { try randomAccess() }
         if options.wants("scroll") { try scrollAndFetchAll() }
         if options.wants("naiveChange") { try naiveChange() }
         if options.wants("changes") { try await changes() }
+        if options.wants("liveControllers") { try await liveControllers() }
+        if options.wants("externalCommit") { try await externalCommit() }
         if options.wants("reopen") { try await reopenWithCache() }
         if options.wants("backgroundFetch") { try await backgroundFetch() }
+        let unmeasured = Targets.all.filter { target in !report.results.contains { $0.designRow == target.what } }
+        if !unmeasured.isEmpty {
+            report.notes.append(
+                "Targets of the design not measured in this run: \(unmeasured.map { "\"\($0.what)\"" }.joined(separator: ", ")).")
+        }
         report.totalSeconds = Double(now() - processStart) / 1e9
     }
 

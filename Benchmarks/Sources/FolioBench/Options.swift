@@ -18,7 +18,9 @@ struct Options {
     var checkTargetsPath: String?
 
     static let measurements = [
-        "fetches", "memory", "firstBatch", "randomAccess", "scroll", "changes", "naiveChange", "reopen", "backgroundFetch",
+        "fetches", "memory", "firstBatch", "firstScreen", "randomAccess", "scroll", "changes", "liveControllers",
+        "externalCommit",
+        "naiveChange", "reopen", "backgroundFetch",
     ]
 
     func wants(_ measurement: String) -> Bool { only.isEmpty || only.contains(measurement) }
@@ -28,7 +30,8 @@ struct Options {
                folio-bench --check-targets PATH/TO/DESIGN.md
 
           --quick          100,000 rows and fewer repetitions (a couple of minutes at most)
-          --rows N         rows in the generated table (default 1,000,000)
+          --rows N         rows in the generated table (default 1,000,000); the design's first-screen
+                           target is also set for 10,000,000 rows: --rows 10000000 --only firstScreen
           --repetitions N  repetitions of the big measurements (default 5; quick 5)
           --changes N      one-row changes of each kind (default 200; quick 200)
           --json PATH      also write the results as JSON
