@@ -68,6 +68,9 @@ enum HTMLText {
         return out
     }
 
+    /// Whether an element of this (lowercased) name is a block, that separates words.
+    static func isBlock(_ name: String) -> Bool { blockTags.contains(name) }
+
     private static let blockTags: Set<String> = [
         "p", "br", "div", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "tr", "td", "th", "table",
         "hr", "figure", "figcaption", "section", "article", "pre", "dd", "dt",

@@ -193,9 +193,22 @@ enum XMLFeedReader {
         let text: String
         switch type {
         case "html", "text/html": text = HTMLText.plain(element.allText)
+        case "xhtml", "application/xhtml+xml": text = HTMLText.collapse(xhtmlText(element))
         default: text = HTMLText.collapse(element.allText)
         }
         return text.isEmpty ? nil : text
+    }
+
+    /// The text of inline XHTML, with a space where a block (a paragraph, a list item)
+    /// begins or ends, so that `<p>One</p><p>Two</p>` reads `One Two`.
+    static func xhtmlText(_ element: Element) -> String {
+        element.content.map { part in
+            switch part {
+            case .text(let text): text
+            case .element(let child):
+                HTMLText.isBlock(child.name.lowercased()) ? " " + xhtmlText(child) + " " : xhtmlText(child)
+            }
+        }.joined()
     }
 
     /// An Atom `content`: a text construct, unless it points elsewhere (`src`) or is not

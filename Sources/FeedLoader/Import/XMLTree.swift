@@ -11,53 +11,66 @@ enum XMLTree {
     /// - Throws: ``FeedLoaderError/malformedXML(source:line:column:detail:)`` with where
     ///   and why the document breaks.
     static func parse(_ data: Data, source: String) throws -> Element {
-        let parser = XMLParser(data: data)
+        // White space before the XML declaration is an error to XML, and a common slip of
+        // feed generators: skip it (and a byte order mark), counting the lines it had.
+        var start = data.startIndex
+        if data.starts(with: [0xEF, 0xBB, 0xBF]) { start += 3 }
+        var skippedLines = 0
+        while start < data.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(data[start]) {
+            if data[start] == 0x0A { skippedLines += 1 }
+            start += 1
+        }
+        let data = data[start...]
+        let parser = XMLParser(data: Data(data))
         parser.shouldProcessNamespaces = true
         parser.shouldReportNamespacePrefixes = false
         parser.shouldResolveExternalEntities = false
         let builder = Builder()
         parser.delegate = builder
-        let ok = parser.parse()
+        // FoundationXML's parse() can return true after an error: the error decides.
+        let ok = parser.parse() && parser.parserError == nil
         if let failure = builder.failure {
             throw FeedLoaderError.malformedXML(
-                source: source, line: failure.line, column: failure.column, detail: failure.detail)
+                source: source, line: failure.line + skippedLines, column: failure.column, detail: failure.detail)
         }
         guard ok, let root = builder.root else {
             throw FeedLoaderError.malformedXML(
-                source: source, line: parser.lineNumber, column: parser.columnNumber,
-                detail: describe(parser.parserError, data: data))
+                source: source, line: parser.lineNumber + skippedLines, column: parser.columnNumber,
+                detail: describe(parser.parserError, data: Data(data)))
         }
         return root
     }
 
-    /// What libxml2's error codes mean, in words.
-    static func describe(_ error: (any Error)?, data: Data) -> String {
-        if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return "the document is empty" }
+    /// What the parser's error means, in words. The codes are libxml2's (`xmlParserErrors`),
+    /// which FoundationXML passes on as they are — they are not `XMLParser.ErrorCode`'s.
+    static func describe(_ error: (any Error)?, data: Data?) -> String {
+        if let data, data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            return "the document is empty"
+        }
         guard let error else { return "the document has no root element" }
         let code = (error as NSError).code
-        switch XMLParser.ErrorCode(rawValue: code) {
-        case .tagNameMismatchError: return "an end tag does not match its start tag"
-        case .undeclaredEntityError, .entityNotFinishedError, .entityRefAtEOFError, .entityRefInDTDError,
-            .entityRefLoopError, .entityBoundaryError, .entityIsExternalError, .entityIsParameterError,
-            .entityReferenceMissingSemiError, .entityReferenceWithoutNameError, .unparsedEntityError:
-            return "a character or entity reference is not valid XML (HTML names such as &nbsp; are not XML)"
-        case .prematureDocumentEndError, .ltRequiredError, .gtRequiredError, .notWellBalancedError:
-            return "the document ends before its elements are closed"
-        case .emptyDocumentError, .documentStartError: return "the document does not start as XML"
-        case .lessThanSymbolInAttributeError: return "an attribute value contains “<”"
-        case .attributeNotStartedError, .attributeNotFinishedError,
-            .attributeRedefinedError, .literalNotStartedError, .literalNotFinishedError:
-            return "an attribute is malformed"
-        case .invalidCharacterError, .invalidCharacterRefError, .invalidCharacterInEntityError:
-            return "the document contains a character XML does not allow"
-        case .namespaceDeclarationError: return "a namespace prefix is used but not declared"
-        case .xmlDeclNotFinishedError, .xmlDeclNotStartedError: return "the XML declaration is malformed"
-        case .extraContentError: return "there is content after the root element"
-        case .unfinishedTagError, .nameRequiredError: return "a tag is malformed"
-        case .delegateAbortedParseError: return "the document is too deeply nested"
-        default:
-            let text = (error as NSError).localizedDescription
-            return "error \(code)" + (text.isEmpty || text.contains("error \(code)") ? "" : ": \(text)")
+        switch code {
+        case 3, 4: return "the document does not start with an XML element"
+        case 5: return "the document ends before its elements are closed, or goes on after its root element"
+        case 6, 7, 8: return "a character reference (&#…;) is not valid"
+        case 9: return "the document contains a character XML does not allow"
+        case 22, 23: return "an “&” does not start a reference (write &amp;)"
+        case 26, 27:
+            return "an entity is not defined (HTML names such as &nbsp; are not XML; write &#160;)"
+        case 89: return "an entity refers to itself"
+        case 31, 32, 81: return "the document's encoding is unknown or does not match its bytes"
+        case 38: return "an attribute value contains “<”"
+        case 39, 40, 41, 42, 43, 44: return "an attribute is malformed (its value needs quotes)"
+        case 45: return "a comment is not closed"
+        case 56, 57, 96: return "the XML declaration is malformed"
+        case 63: return "a CDATA section is not closed"
+        case 68: return "a “<” does not start a tag (write &lt;)"
+        case 72, 73, 74, 77: return "a tag is not closed"
+        case 76: return "an end tag does not match its start tag"
+        case 85: return "elements are not properly nested"
+        case 86: return "there is content after the root element"
+        case 201: return "a namespace prefix is used but not declared"
+        default: return "XML error \(code)"
         }
     }
 
@@ -97,6 +110,14 @@ enum XMLTree {
 
         func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
             _ = stack.popLast()
+        }
+
+        func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
+            // The first error is where the document breaks; what follows is its echo.
+            guard failure == nil else { return }
+            failure = Failure(
+                line: parser.lineNumber, column: parser.columnNumber, detail: XMLTree.describe(parseError, data: nil))
+            parser.abortParsing()
         }
 
         func parser(_ parser: XMLParser, foundCharacters string: String) {
