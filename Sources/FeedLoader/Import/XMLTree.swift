@@ -57,7 +57,7 @@ enum XMLTree {
         case 22, 23: return "an “&” does not start a reference (write &amp;)"
         case 26, 27:
             return "an entity is not defined (HTML names such as &nbsp; are not XML; write &#160;)"
-        case 89: return "an entity refers to itself"
+        case 89: return "entities refer to themselves, or expand too much"
         case 31, 32, 81: return "the document's encoding is unknown or does not match its bytes"
         case 38: return "an attribute value contains “<”"
         case 39, 40, 41, 42, 43, 44: return "an attribute is malformed (its value needs quotes)"
@@ -86,7 +86,7 @@ enum XMLTree {
         var stack: [Element] = []
         var failure: Failure?
         /// Deeper than any feed; a guard against documents built to exhaust the stack.
-        static let maximumDepth = 256
+        static let maximumDepth = 100
 
         func parser(
             _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?,
