@@ -86,6 +86,16 @@ enum App {
         try run([try binary.get().path] + arguments, in: directory)
     }
 
+    /// Runs `feedloader` and waits for it on a thread of its own, not on one of the
+    /// cooperative pool's few threads, which a test's own server needs to answer it.
+    static func feedloaderOffPool(
+        _ arguments: [String], in directory: URL
+    ) async throws -> (status: Int32, output: String, errors: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try feedloader(arguments, in: directory) }) }.start()
+        }
+    }
+
     /// A new empty directory, removed by the caller.
     static func makeDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("feedloader-tests-\(UUID().uuidString)")

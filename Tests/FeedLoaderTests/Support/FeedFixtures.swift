@@ -196,13 +196,16 @@ enum Fixtures {
 
     // MARK: Small feeds
 
-    /// An RSS feed of `count` items numbered from `first`, an hour apart before 10:00 UTC.
-    static func smallRSS(_ range: Range<Int>, title: (Int) -> String = { "Story \($0)" }) -> String {
+    /// An RSS feed of the items numbered `range`, item `n` dated `n` × `spacing` seconds
+    /// before `newest`.
+    static func smallRSS(
+        _ range: Range<Int>, newest: Date = tenUTC, spacing: TimeInterval = 3_600, title: (Int) -> String = { "Story \($0)" }
+    ) -> String {
         let items = range.map { n in
             """
               <item><title>\(title(n))</title><link>https://example.com/story/\(n)</link>\
             <description>Summary \(n)</description>\
-            <pubDate>\(rfc822(tenUTC.addingTimeInterval(Double(-n) * 3_600)))</pubDate></item>
+            <pubDate>\(rfc822(newest.addingTimeInterval(Double(-n) * spacing)))</pubDate></item>
             """
         }
         return """
