@@ -78,7 +78,7 @@ struct ServerFeedFetcher: FeedFetcher {
         } catch is CancellationError {
             throw CancellationError()
         } catch {
-            throw Self.failure(error, source: name, timeout: timeout)
+            throw Self.failure(error, source: name, timeout: timeout, maximumRedirects: maximumRedirects)
         }
 
         let response = outcome.response
@@ -102,7 +102,9 @@ struct ServerFeedFetcher: FeedFetcher {
     }
 
     /// A URL loading error as the message FeedLoader prints.
-    static func failure(_ error: any Error, source: String, timeout: TimeInterval) -> FeedLoaderError {
+    static func failure(
+        _ error: any Error, source: String, timeout: TimeInterval, maximumRedirects: Int = defaultMaximumRedirects
+    ) -> FeedLoaderError {
         let nsError = error as NSError
         guard nsError.domain == NSURLErrorDomain else {
             return .unreachable(source: source, reason: nsError.localizedDescription)
@@ -113,7 +115,7 @@ struct ServerFeedFetcher: FeedFetcher {
         case NSURLErrorTimedOut:
             return .timedOut(source: source, seconds: timeout)
         case NSURLErrorHTTPTooManyRedirects:
-            return .tooManyRedirects(source: source, limit: defaultMaximumRedirects)
+            return .tooManyRedirects(source: source, limit: maximumRedirects)
         case NSURLErrorUnsupportedURL, NSURLErrorBadURL:
             return .unsupportedAddress(source)
         case NSURLErrorCannotConnectToHost:
