@@ -439,8 +439,10 @@ struct ServerFeedFetcherTests {
     }
 
     @Test func connectionRefused() async throws {
-        // A port that was just listening, now closed: nothing accepts there.
-        let closed = try await withFeedServer { $0.url("/feed.xml") }
+        // A port held by a socket that is bound but not listening: connecting is refused,
+        // and no other test's server can be given the port meanwhile.
+        let port = try ReservedPort()
+        let closed = URL(string: "http://127.0.0.1:\(port.number)/feed.xml")!
         let harness = try Harness()
         let before = try harness.snapshot()
         let error = await #expect(throws: FeedLoaderError.self) {

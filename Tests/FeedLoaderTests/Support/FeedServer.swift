@@ -1,6 +1,11 @@
 import FlyingFox
 import FlyingSocks
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A feed server on 127.0.0.1, on a port the system picks, for one test: it serves the
 /// resources a test puts at paths, answers conditional requests as a real server does,
@@ -174,4 +179,38 @@ func withFeedServer<T>(_ body: (FeedServer) async throws -> T) async throws -> T
         await server.stop()
         throw error
     }
+}
+
+/// A TCP port on 127.0.0.1 bound by a socket that does not listen: connections to it are
+/// refused, and the system gives the port to no one else until this goes away.
+final class ReservedPort {
+    let number: UInt16
+    private let descriptor: Int32
+
+    init() throws {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw FeedServer.ServerError(description: "socket() failed: \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
+            }
+        }
+        guard bound else {
+            close(descriptor)
+            throw FeedServer.ServerError(description: "bind() failed: \(errno)")
+        }
+        self.descriptor = descriptor
+        number = UInt16(bigEndian: address.sin_port)
+    }
+
+    deinit { close(descriptor) }
 }
