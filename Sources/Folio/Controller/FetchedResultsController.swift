@@ -182,7 +182,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
         var diagnostics: Diagnostics
 
         /// Reads the state — from the cache when valid — in one read transaction.
-        func read(_ db: Database) throws -> (ResultsState, SectionCache.Outcome, Int64) {
+        func read(_ db: Database) throws -> (ResultsState, SectionCache.Outcome, ChangeToken) {
             let token = try Store.changeToken(table: query.table, db)
             var outcome = SectionCache.Outcome.notUsed
             if let cacheURL {
@@ -231,7 +231,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
     /// state was read: run its ``ResultsTracker/catchUp(_:)`` on the writer's queue now
     /// (their change set is delivered after this state), not at a next commit that may
     /// never come.
-    private func finish(_ plan: LoadPlan, _ loaded: (ResultsState, SectionCache.Outcome, Int64))
+    private func finish(_ plan: LoadPlan, _ loaded: (ResultsState, SectionCache.Outcome, ChangeToken))
         -> (state: ResultsState, tracker: ResultsTracker?, catchUp: ResultsTracker?)
     {
         let (full, outcome, token) = loaded
@@ -503,7 +503,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
     // MARK: Persistent cache
 
     private func scheduleCacheWrite(
-        _ state: ResultsState, fingerprint: SectionCache.Fingerprint, token: Int64, to url: URL, delay: Bool
+        _ state: ResultsState, fingerprint: SectionCache.Fingerprint, token: ChangeToken, to url: URL, delay: Bool
     ) {
         cacheWriteTask?.cancel()
         cacheWriteTask = Task.detached(priority: .utility) {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// An SQLite database of records: opens or creates the file, checks its schema,
 /// runs reads and writes, and tells live controllers what each commit changed.
@@ -30,6 +31,8 @@ public final class Store: Sendable {
     private let checkedEntities = Locked<[ObjectIdentifier: EntityWriteSQL]>([:])
     private let removeOnDeinit: URL?
     private let isClosed = Locked(false)
+    /// The database file's device and inode when the store opened it (`nil` in memory).
+    let fileIdentity: FileIdentity?
 
     /// Opens or creates the store at `path` for the given record types.
     ///
@@ -70,17 +73,22 @@ public final class Store: Sendable {
             schemas[schema.name] = schema
         }
         let diagnostics = Diagnostics()
+        // Set once Folio's tables are ready: every connection the pool opens later must
+        // find this database there, not another file put at the path since.
+        let identity = Locked<Data?>(nil)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
+            if let expected = identity.current, let path {
+                guard (try? InternalSchema.identity(db)) == expected else { throw FolioError.databaseFileMoved(path: path) }
+            }
             db.trace(options: .statement) { diagnostics.statement($0) }
         }
         let writer: any DatabaseWriter
         do {
             if let path {
                 if FileManager.default.fileExists(atPath: path) {
-                    try Self.checkIsDatabase(path)
-                    try Self.checkSchemas(path, schemas)
+                    try Self.checkExistingFile(path, schemas)
                 }
                 writer = try DatabasePool(path: path, configuration: configuration)
             } else {
@@ -104,14 +112,17 @@ public final class Store: Sendable {
             cacheDirectory
             ?? URL(fileURLWithPath: (path ?? NSTemporaryDirectory()) + "-folio-cache")
         self.hub = ChangeHub(tables: Set(schemas.keys))
+        self.fileIdentity = path.flatMap(FileIdentity.init(path:))
         do {
-            try writer.write { db in
-                try db.execute(sql: SQLBuilder.createMetadata())
+            let found = try writer.write { db in
+                let found = try InternalSchema.prepare(db, path: path ?? ":memory:")
                 for schema in schemas.values.sorted(by: { $0.name < $1.name }) {
                     try SchemaCheck.prepare(schema, in: db)
                 }
                 try self.hub.install(in: db)
+                return found
             }
+            identity.withLock { $0 = found }
         } catch {
             if let db = error as? DatabaseError, db.resultCode == .SQLITE_NOTADB, let path {
                 throw FolioError.notADatabase(path: path)
@@ -141,27 +152,26 @@ public final class Store: Sendable {
         }
     }
 
-    /// SQLite opens anything lazily; read the header so a non-database is named as such
-    /// before a WAL file is created beside it.
-    private static func checkIsDatabase(_ path: String) throws {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return }
-        defer { try? handle.close() }
-        let header = (try? handle.read(upToCount: 16)) ?? Data()
-        if header.isEmpty { return }  // an empty file becomes a database
-        if header != Data("SQLite format 3\0".utf8) { throw FolioError.notADatabase(path: path) }
-    }
-
-    /// Compares an existing file's tables with the entities on a plain connection that only
-    /// reads, before the pool opens: opening a pool writes to the file (it switches it to
-    /// WAL mode and commits a transaction so that a WAL file exists), and a file whose
-    /// schema does not match must be left exactly as it was. (A read-only connection would
-    /// leave `-wal` and `-shm` files behind; this one removes them as it closes.)
-    private static func checkSchemas(_ path: String, _ schemas: [String: EntitySchema]) throws {
+    /// Checks an existing file on a plain connection before the pool opens: opening a pool
+    /// writes to the file (it switches it to WAL mode and commits a transaction so that a
+    /// WAL file exists), and a file that is not a database, was written by a newer Folio,
+    /// or whose tables do not match must be left exactly as it was.
+    ///
+    /// Only SQLite touches the file: GRDB's first read says `SQLITE_NOTADB` for a file that
+    /// is not a database. Folio never opens the database file itself — closing any
+    /// descriptor of a file drops every POSIX lock the process holds on it, the locks of
+    /// other connections (another ``Store`` on the same file) included, and another
+    /// process could then delete a WAL that still holds commits
+    /// (sqlite.org/howtocorrupt.html, section 2.2). (A read-only connection would leave
+    /// `-wal` and `-shm` files behind; this one removes them as it closes, when it is the
+    /// file's last connection.)
+    private static func checkExistingFile(_ path: String, _ schemas: [String: EntitySchema]) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? queue.close() }
         try queue.read { db in
+            try InternalSchema.checkNotNewer(db, path: path)
             for schema in schemas.values.sorted(by: { $0.name < $1.name }) where try db.tableExists(schema.name) {
                 let differences = try SchemaCheck.differences(schema, db)
                 if !differences.isEmpty { throw FolioError.schemaMismatch(entity: schema.name, differences: differences) }
@@ -216,26 +226,55 @@ public final class Store: Sendable {
     }
 
     /// Closes the database connections. Later reads and writes throw ``FolioError/storeClosed``.
+    ///
+    /// - Throws: ``FolioError/closeInsideAccess`` when called inside one of the store's own
+    ///   `read` or `write` closures (the store stays open and usable).
+    /// - Complexity: waits for the reads and the write in progress on other threads.
     public func close() throws {
+        if Thread.current.threadDictionary[accessKey] != nil { throw FolioError.closeInsideAccess }
         isClosed.withLock { $0 = true }
         try folio { try writer.close() }
     }
 
-    private func requireOpen() throws {
+    private func requireOpen(writing: Bool = false) throws {
         if isClosed.current { throw FolioError.storeClosed }
-        if Thread.current.threadDictionary[accessKey] != nil { throw FolioError.reentrantAccess }
+        let dictionary = Thread.current.threadDictionary
+        if dictionary[accessKey] != nil { throw FolioError.reentrantAccess }
+        if writing, let key = fileIdentity?.writeKey, dictionary[key] != nil {
+            throw FolioError.nestedWriteOnSameFile(path: path ?? "")
+        }
     }
 
     /// Marks the current thread as inside one of this store's closures, where GRDB would
     /// trap on a nested access; Folio throws ``FolioError/reentrantAccess`` instead.
     private var accessKey: String { "folio.store.\(UInt(bitPattern: ObjectIdentifier(self).hashValue))" }
 
-    private func marked<T>(_ body: () throws -> T) rethrows -> T {
+    /// Marks the thread as inside this store's closure and, for a write, inside a write on
+    /// this file, so that a write of another ``Store`` on the same file, which would wait
+    /// for this one, throws ``FolioError/nestedWriteOnSameFile(path:)`` at once.
+    private func marked<T>(writing: Bool = false, _ body: () throws -> T) rethrows -> T {
         let key = accessKey
         let dictionary = Thread.current.threadDictionary
         dictionary[key] = true
-        defer { dictionary.removeObject(forKey: key) }
+        let writeKey = writing ? fileIdentity?.writeKey : nil
+        let wasWriting = writeKey.map { dictionary[$0] != nil } ?? false
+        if let writeKey { dictionary[writeKey] = true }
+        defer {
+            dictionary.removeObject(forKey: key)
+            if let writeKey, !wasWriting { dictionary.removeObject(forKey: writeKey) }
+        }
         return try body()
+    }
+
+    /// Throws ``FolioError/databaseFileMoved(path:)`` when the file this connection has
+    /// open is no longer at the store's path: SQLite would go on reading and writing it
+    /// (in WAL mode it does not refuse such writes), and every later commit would be
+    /// lost. One `stat` of the path (`SQLITE_FCNTL_HAS_MOVED`).
+    private func checkNotMoved(_ db: Database) throws {
+        guard let path else { return }
+        var moved: Int32 = 0
+        let code = sqlite3_file_control(db.sqliteConnection, "main", SQLITE_FCNTL_HAS_MOVED, &moved)
+        if code == SQLITE_OK && moved != 0 { throw FolioError.databaseFileMoved(path: path) }
     }
 
     // MARK: Other processes
@@ -275,12 +314,22 @@ public final class Store: Sendable {
     /// Runs `body` on a read-only connection without blocking the caller's thread.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try requireOpen()
-        return try await folio { try await writer.read { db in try self.marked { try body(db) } } }
+        return try await folio {
+            try await writer.read { db in
+                try self.checkNotMoved(db)
+                return try self.marked { try body(db) }
+            }
+        }
     }
 
     func readSync<T>(_ body: (Database) throws -> T) throws -> T {
         try requireOpen()
-        return try folio { try writer.read { db in try marked { try body(db) } } }
+        return try folio {
+            try writer.read { db in
+                try checkNotMoved(db)
+                return try marked { try body(db) }
+            }
+        }
     }
 
     /// Runs `body` on the writer's queue, outside any transaction, after the write in
@@ -301,31 +350,67 @@ public final class Store: Sendable {
 
     /// Runs `body` in one write transaction, committed when it returns and rolled back
     /// when it throws. Every change is reported to live controllers after the commit.
+    ///
+    /// - Throws: ``FolioError/databaseFileMoved(path:)`` before running `body` when the
+    ///   store's file was deleted, moved or replaced; ``FolioError/nestedWriteOnSameFile(path:)``
+    ///   inside another store's write on the same file and thread; ``FolioError/reentrantAccess``
+    ///   inside this store's own closures; whatever `body` throws (after rolling back).
     @discardableResult
     public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
-        try requireOpen()
-        return try folio { try writer.write { db in try marked { try body(WriteTransaction(db: db, store: self)) } } }
-    }
-
-    /// Runs `body` in one write transaction, off the caller's thread.
-    @discardableResult
-    public func write<T: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> T) async throws -> T {
-        try requireOpen()
-        return try await folio {
-            try await writer.write { db in try self.marked { try body(WriteTransaction(db: db, store: self)) } }
+        try requireOpen(writing: true)
+        return try folio {
+            try writer.write { db in
+                try marked(writing: true) {
+                    try checkNotMoved(db)
+                    return try body(WriteTransaction(db: db, store: self))
+                }
+            }
         }
     }
 
-    /// The store's change token for an entity: it grows with every committed write to the
-    /// table, by any connection or process (SQLite triggers keep it).
-    public func changeToken<R: PersistentRecord>(for type: R.Type) throws -> Int64 {
+    /// Runs `body` in one write transaction, off the caller's thread.
+    ///
+    /// - Throws: as the synchronous `write(_:)`.
+    @discardableResult
+    public func write<T: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> T) async throws -> T {
+        try requireOpen(writing: true)
+        return try await folio {
+            try await writer.write { db in
+                try self.marked(writing: true) {
+                    try self.checkNotMoved(db)
+                    return try body(WriteTransaction(db: db, store: self))
+                }
+            }
+        }
+    }
+
+    /// The store's change token for an entity: it is renewed (16 new random bytes) at every
+    /// row written to the table, by any connection or process, and never comes back after
+    /// a rollback or restore of the file (see ``ChangeToken``).
+    public func changeToken<R: PersistentRecord>(for type: R.Type) throws -> ChangeToken {
         try requireEntity(type)
         return try readSync { db in try Self.changeToken(table: R.entity.name, db) }
     }
 
-    static func changeToken(table: String, _ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: SQLBuilder.changeToken, arguments: [table]) ?? 0
+    static func changeToken(table: String, _ db: Database) throws -> ChangeToken {
+        try ChangeToken.read(table: table, db)
     }
+}
+
+/// A file's device and inode: what identifies a file, whatever path leads to it.
+struct FileIdentity: Hashable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+    }
+
+    /// The thread-dictionary key that marks a write in progress on this file.
+    var writeKey: String { "folio.write.\(device).\(inode)" }
 }
 
 /// The SQL of the single-row writes of one entity.
