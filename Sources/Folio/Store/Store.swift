@@ -314,22 +314,40 @@ public final class Store: Sendable {
     /// Runs `body` on a read-only connection without blocking the caller's thread.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try requireOpen()
-        return try await folio {
-            try await writer.read { db in
-                try self.checkNotMoved(db)
-                return try self.marked { try body(db) }
+        do {
+            return try await folio {
+                try await writer.read { db in
+                    try self.checkNotMoved(db)
+                    return try self.marked { try body(db) }
+                }
             }
+        } catch {
+            throw movedOr(error)
         }
     }
 
     func readSync<T>(_ body: (Database) throws -> T) throws -> T {
         try requireOpen()
-        return try folio {
-            try writer.read { db in
-                try checkNotMoved(db)
-                return try marked { try body(db) }
+        do {
+            return try folio {
+                try writer.read { db in
+                    try checkNotMoved(db)
+                    return try marked { try body(db) }
+                }
             }
+        } catch {
+            throw movedOr(error)
         }
+    }
+
+    /// A read may need a new connection, which opens whatever is at the path now: SQLite
+    /// says only "unable to open database file" when nothing is. Say that the file moved
+    /// when it did (another database at the path is caught by the identity check).
+    private func movedOr(_ error: any Error) -> any Error {
+        guard case .sqlite(let code, _, _, _) = error as? FolioError, code & 0xFF == SQLITE_CANTOPEN, let path,
+            FileIdentity(path: path) != fileIdentity
+        else { return error }
+        return FolioError.databaseFileMoved(path: path)
     }
 
     /// Runs `body` on the writer's queue, outside any transaction, after the write in
