@@ -16,12 +16,18 @@ import GRDBSQLite
 /// A file store uses WAL mode and a pool of readers, so reads (and background fetches)
 /// run while a write goes on. ``inMemory(records:)`` serializes everything on one
 /// connection; ``temporary(records:)`` is a WAL file deleted when the store goes away.
+///
+/// Several stores and other processes may open the same file; a store whose file is
+/// deleted, moved or replaced refuses to read and write. See <doc:StoresAndFiles>.
 public final class Store: Sendable {
     /// The database file, `nil` in memory.
+    /// - Complexity: O(1).
     public let path: String?
     /// Counters and the SQL log.
+    /// - Complexity: O(1).
     public let diagnostics: Diagnostics
     /// Where persistent section caches are written.
+    /// - Complexity: O(1).
     public let cacheDirectory: URL
 
     let writer: any DatabaseWriter
@@ -36,22 +42,34 @@ public final class Store: Sendable {
 
     /// Opens or creates the store at `path` for the given record types.
     ///
+    /// A file written by an older Folio is upgraded in place (see <doc:StoresAndFiles>).
+    /// A file that is refused is left exactly as it was.
+    ///
     /// - Parameters:
+    ///   - path: the database file, created if missing.
+    ///   - records: the record types stored; each one's entity becomes (or must match) a table.
     ///   - cacheDirectory: where section caches go; by default `<path>-folio-cache`.
     /// - Throws: ``FolioError/schemaMismatch(entity:differences:)`` when the file's tables
     ///   differ from the entities, ``FolioError/notADatabase(path:)`` for a file that is
-    ///   not SQLite, ``FolioError/sqlite(code:message:sql:arguments:)`` when it cannot be opened.
+    ///   not SQLite, ``FolioError/newerStoreFormat(path:version:newestSupported:)`` for a
+    ///   file of a newer Folio, ``FolioError/invalidStoreMetadata(path:reason:)`` when
+    ///   Folio's own tables are damaged, ``FolioError/sqlite(code:message:sql:arguments:)``
+    ///   when it cannot be opened.
+    /// - Complexity: a few statements per entity, in one write transaction; an upgrade
+    ///   rewrites only Folio's own tables and triggers, never a row of an entity.
     public convenience init(path: String, records: [any PersistentRecord.Type], cacheDirectory: URL? = nil) throws {
         try self.init(path: path, inMemory: false, records: records, cacheDirectory: cacheDirectory, removeOnDeinit: nil)
     }
 
     /// A store in memory, for tests and previews. Reads and writes share one connection.
+    /// - Complexity: as ``init(path:records:cacheDirectory:)`` on a new file.
     public static func inMemory(records: [any PersistentRecord.Type]) throws -> Store {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-\(UUID().uuidString)")
         return try Store(path: nil, inMemory: true, records: records, cacheDirectory: directory, removeOnDeinit: directory)
     }
 
     /// A WAL store in a new temporary directory, deleted when the store is deallocated.
+    /// - Complexity: as ``init(path:records:cacheDirectory:)`` on a new file.
     public static func temporary(records: [any PersistentRecord.Type]) throws -> Store {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -284,6 +302,7 @@ public final class Store: Sendable {
     /// ``ChangeSet/reload`` if there were any. Folio also checks at each of its own
     /// commits; call this when another process may have written, or use
     /// ``observeExternalChanges(every:)``.
+    /// - Complexity: one `PRAGMA data_version` on the writer, after the write in progress.
     public func synchronize() throws {
         let hub = self.hub
         try requireOpen()
@@ -292,6 +311,7 @@ public final class Store: Sendable {
 
     /// Calls ``synchronize()`` periodically until the returned task is cancelled (or the
     /// store is deallocated). Each check is one `PRAGMA data_version` on the writer.
+    /// - Complexity: O(1) for the caller.
     @discardableResult
     public func observeExternalChanges(every interval: Duration = .seconds(1)) -> Task<Void, Never> {
         Task.detached { [weak self] in
@@ -307,11 +327,18 @@ public final class Store: Sendable {
     // MARK: Raw access
 
     /// Runs `body` on a read-only connection, in a read transaction (the raw escape hatch).
+    ///
+    /// - Throws: ``FolioError/databaseFileMoved(path:)`` when the store's file was deleted,
+    ///   moved or replaced; ``FolioError/reentrantAccess`` inside the store's own closures;
+    ///   whatever `body` throws.
+    /// - Complexity: one `stat` of the path, then `body`.
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
         try readSync(body)
     }
 
     /// Runs `body` on a read-only connection without blocking the caller's thread.
+    /// - Throws: as the synchronous `read(_:)`.
+    /// - Complexity: one `stat` of the path, then `body`.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try requireOpen()
         do {
@@ -373,6 +400,7 @@ public final class Store: Sendable {
     ///   store's file was deleted, moved or replaced; ``FolioError/nestedWriteOnSameFile(path:)``
     ///   inside another store's write on the same file and thread; ``FolioError/reentrantAccess``
     ///   inside this store's own closures; whatever `body` throws (after rolling back).
+    /// - Complexity: waits for the write in progress; one `stat` of the path, then `body`.
     @discardableResult
     public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
         try requireOpen(writing: true)
@@ -389,6 +417,7 @@ public final class Store: Sendable {
     /// Runs `body` in one write transaction, off the caller's thread.
     ///
     /// - Throws: as the synchronous `write(_:)`.
+    /// - Complexity: as the synchronous `write(_:)`; the caller's thread is not blocked.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> T) async throws -> T {
         try requireOpen(writing: true)
@@ -405,6 +434,7 @@ public final class Store: Sendable {
     /// The store's change token for an entity: it is renewed (16 new random bytes) at every
     /// row written to the table, by any connection or process, and never comes back after
     /// a rollback or restore of the file (see ``ChangeToken``).
+    /// - Complexity: one indexed lookup.
     public func changeToken<R: PersistentRecord>(for type: R.Type) throws -> ChangeToken {
         try requireEntity(type)
         return try readSync { db in try Self.changeToken(table: R.entity.name, db) }

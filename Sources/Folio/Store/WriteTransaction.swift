@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-/// The writes of one transaction, passed to ``Store/write(_:)``.
+/// The writes of one transaction, passed to the `body` of `Store.write(_:)`.
 ///
 /// Everything done here, the raw SQL on ``database`` included, is committed together
 /// and reported to live controllers once, after the commit.
