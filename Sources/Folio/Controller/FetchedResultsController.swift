@@ -23,8 +23,9 @@ import GRDB
 /// Tracking follows the original's three modes (see ``TrackingMode``): with neither a
 /// delegate nor a ``changes`` subscriber nothing is tracked; with a ``cacheName`` the
 /// section information is also kept in a file and reused by the next ``performFetch()``
-/// when it is still valid (checked against the entity's version hash, the request, the
-/// section key and the store's change token — never trusted blindly).
+/// when it is still valid (checked against the database's identity, the entity's version
+/// hash, the request, the section key and the entity's change token — never trusted
+/// blindly; ``SectionCache`` lists every check).
 @MainActor
 public final class FetchedResultsController<R: PersistentRecord> {
     /// The request; change it with ``setRequest(_:)``.
@@ -182,7 +183,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
         var diagnostics: Diagnostics
 
         /// Reads the state — from the cache when valid — in one read transaction.
-        func read(_ db: Database) throws -> (ResultsState, SectionCache.Outcome, Int64) {
+        func read(_ db: Database) throws -> (ResultsState, SectionCache.Outcome, ChangeToken) {
             let token = try Store.changeToken(table: query.table, db)
             var outcome = SectionCache.Outcome.notUsed
             if let cacheURL {
@@ -231,7 +232,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
     /// state was read: run its ``ResultsTracker/catchUp(_:)`` on the writer's queue now
     /// (their change set is delivered after this state), not at a next commit that may
     /// never come.
-    private func finish(_ plan: LoadPlan, _ loaded: (ResultsState, SectionCache.Outcome, Int64))
+    private func finish(_ plan: LoadPlan, _ loaded: (ResultsState, SectionCache.Outcome, ChangeToken))
         -> (state: ResultsState, tracker: ResultsTracker?, catchUp: ResultsTracker?)
     {
         let (full, outcome, token) = loaded
@@ -503,7 +504,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
     // MARK: Persistent cache
 
     private func scheduleCacheWrite(
-        _ state: ResultsState, fingerprint: SectionCache.Fingerprint, token: Int64, to url: URL, delay: Bool
+        _ state: ResultsState, fingerprint: SectionCache.Fingerprint, token: ChangeToken, to url: URL, delay: Bool
     ) {
         cacheWriteTask?.cancel()
         cacheWriteTask = Task.detached(priority: .utility) {
@@ -518,7 +519,14 @@ public final class FetchedResultsController<R: PersistentRecord> {
         await cacheWriteTask?.value
     }
 
-    /// Deletes the cache file with `name` (all of the store's caches when `nil`).
+    /// Deletes the cache file with `name` (all of the caches in the store's cache directory
+    /// when `nil`). Only files Folio wrote are deleted, never a directory, a link or
+    /// another file.
+    ///
+    /// - Throws: ``FolioError/invalidCacheName(_:reason:)`` for a name that is not a plain
+    ///   file name, or when what is at the cache's path is not a cache Folio wrote (it is
+    ///   left in place).
+    /// - Complexity: one `lstat` and a read of 7 bytes per file in the cache directory.
     public static func deleteCache(withName name: String?, in store: Store) throws {
         try SectionCache.delete(name: name, in: store)
     }

@@ -21,7 +21,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         /// The presented (windowed) state after the change.
         var state: ResultsState
         var serial: UInt64
-        var token: Int64?
+        var token: ChangeToken?
         /// The rows the commit touched (records loaded before it may be stale).
         var changed: Set<Int64> = []
     }

@@ -6,12 +6,29 @@ import GRDB
 /// section runs, in one file per name.
 ///
 /// Unlike the original, which gives incorrect results when a cache name is reused with
-/// another request, a cache is only used when everything that decides the results is
-/// the same: entity name, entity version hash, predicate and its values, sort, window,
-/// section key, and the store's change token (which grows with every write to the
-/// table, by any connection or process). A truncated or corrupt file fails its
-/// checksum. Anything else is a rebuild, never a wrong answer. Files are written to a
-/// temporary name and renamed, so a crash leaves the old file or the new one.
+/// another request, a cache is used only when all of these hold (checked in this order;
+/// the first that fails is the rebuild's reason):
+///
+/// 1. the file is a regular file that starts with Folio's magic and this cache format
+///    (`FOLIOSC2`; a cache written by an older Folio is never read), and its checksum
+///    (FNV-1a over everything before it) matches — a truncated or damaged file fails it;
+/// 2. its database identity equals the one stored inside the database (see
+///    ``ChangeToken``): a file deleted and created again at the same path, or another
+///    store sharing the cache directory, has another one;
+/// 3. the entity name, the entity's version hash, the request (predicate and its values,
+///    sort, window) and the section key with its SQL all equal the controller's;
+/// 4. the entity's change identifier equals the one read from the database in the same
+///    read transaction as the fetch: 16 random bytes renewed by SQLite triggers at every
+///    row written, by any connection or process, which never come back after a rollback,
+///    a restore or a WAL lost;
+/// 5. every number is sane: a non-negative identifier count whose bytes are exactly the
+///    rest of the file, and, for sections, positive run counts that add up to it without
+///    overflow, each section value once.
+///
+/// Anything else is a rebuild, never a wrong answer, never a trap. Files are written to a
+/// temporary name beside the cache and renamed, so a crash leaves the old file or the new
+/// one (and at worst a temporary file that
+/// ``FetchedResultsController/deleteCache(withName:in:)`` removes).
 public enum SectionCache {
     /// What a fetch did with the cache.
     public enum Outcome: Sendable, Hashable {
@@ -32,7 +49,9 @@ public enum SectionCache {
 
     private struct Header: Codable {
         var fingerprint: Fingerprint
-        var token: Int64
+        /// The database identity and the entity's change identifier, in hexadecimal.
+        var database: String
+        var change: String
         var count: Int
         var sectioned: Bool
         var runs: [StoredRun]
@@ -76,8 +95,14 @@ public enum SectionCache {
         case failure(String)
     }
 
-    private static let magic = Data("FOLIOSC1".utf8)
+    /// Every cache file Folio has written starts with these 7 bytes, then a format byte.
+    private static let magicPrefix = Data("FOLIOSC".utf8)
+    /// This format: `FOLIOSC2`, a 32-bit little-endian header length, the JSON header, the
+    /// identifiers as 64-bit little-endian integers, and the 64-bit checksum.
+    private static let magic = magicPrefix + Data("2".utf8)
     static let fileExtension = "folio-cache"
+    /// The extension of a cache file being written (renamed to ``fileExtension`` when complete).
+    static let temporaryExtension = "folio-cache-tmp"
 
     /// The file of a cache name, after checking the name is a plain file name.
     static func url(forName name: String, in store: Store) throws -> URL {
@@ -95,34 +120,52 @@ public enum SectionCache {
         return store.cacheDirectory.appendingPathComponent(name + "." + fileExtension)
     }
 
-    static func read(_ url: URL, expecting fingerprint: Fingerprint, token: Int64) -> CacheRead {
-        guard let data = try? Data(contentsOf: url, options: .alwaysMapped) else { return .failure("no cache file") }
+    static func read(_ url: URL, expecting fingerprint: Fingerprint, token: ChangeToken) -> CacheRead {
+        guard token.isKnown else { return .failure("the store has no change token") }
+        switch kind(of: url) {
+        case .missing: return .failure("no cache file")
+        case .cutShort, .foreign: return .failure("not a cache file")
+        case .regularFile: break
+        }
+        // Read, not mapped: a file truncated by someone else while mapped would crash the
+        // process (SIGBUS) instead of failing its checksum.
+        guard let data = try? Data(contentsOf: url) else { return .failure("no cache file") }
         return data.withUnsafeBytes { raw -> CacheRead in
-            guard raw.count >= magic.count + 4 + 8, Data(raw[0..<magic.count]) == magic else {
+            guard raw.count >= magic.count + 4 + 8, Data(raw[0..<magicPrefix.count]) == magicPrefix else {
                 return .failure("not a cache file")
+            }
+            guard raw[magicPrefix.count] == magic.last else {
+                return .failure(
+                    "written by another version of Folio (cache format \(Character(Unicode.Scalar(raw[magicPrefix.count]))))")
             }
             let body = raw.count - 8
             guard
                 checksum(UnsafeRawBufferPointer(rebasing: raw[0..<body]))
-                    == raw.loadUnaligned(fromByteOffset: body, as: UInt64.self)
+                    == UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: body, as: UInt64.self))
             else {
                 return .failure("checksum mismatch (truncated or corrupt)")
             }
             let headerLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: magic.count, as: UInt32.self)))
             let headerStart = magic.count + 4
-            guard headerStart + headerLength <= body,
+            guard headerLength <= body - headerStart,
                 let header = try? JSONDecoder().decode(Header.self, from: Data(raw[headerStart..<(headerStart + headerLength)]))
             else { return .failure("unreadable header") }
+            guard let written = ChangeToken(databaseHex: header.database, changeHex: header.change) else {
+                return .failure("unreadable header")
+            }
+            if written.database != token.database { return .failure("the cache belongs to another database") }
             if header.fingerprint.entity != fingerprint.entity { return .failure("entity differs") }
             if header.fingerprint.versionHash != fingerprint.versionHash { return .failure("entity version hash differs") }
             if header.fingerprint.query != fingerprint.query { return .failure("fetch request differs") }
             if header.fingerprint.sectionKey != fingerprint.sectionKey { return .failure("section key differs") }
-            if header.token != token { return .failure("the store changed since the cache was written") }
+            if written.change != token.change { return .failure("the store changed since the cache was written") }
+            // Every number from the file is checked before it is used.
             let idsStart = headerStart + headerLength
-            guard header.count >= 0, idsStart + header.count * 8 == body else { return .failure("identifier count differs") }
+            let (idBytes, overflow) = header.count.multipliedReportingOverflow(by: 8)
+            guard header.count >= 0, !overflow, idBytes == body - idsStart else { return .failure("identifier count differs") }
             let runs = header.runs.compactMap(\.run)
-            guard runs.count == header.runs.count, runs.reduce(0, { $0 + $1.count }) == header.count || !header.sectioned
-            else { return .failure("section counts differ") }
+            guard runs.count == header.runs.count else { return .failure("unreadable section value") }
+            if let problem = checkRuns(runs, count: header.count, sectioned: header.sectioned) { return .failure(problem) }
             var builder = IdentifierList.Builder()
             for i in 0..<header.count {
                 builder.append(Int64(littleEndian: raw.loadUnaligned(fromByteOffset: idsStart + i * 8, as: Int64.self)))
@@ -131,10 +174,29 @@ public enum SectionCache {
         }
     }
 
-    static func write(_ state: ResultsState, fingerprint: Fingerprint, token: Int64, to url: URL) throws {
+    /// Why stored section runs cannot describe `count` identifiers, or `nil` when they can:
+    /// sections are non-empty runs, each value once, that add up to the count; results
+    /// without sections store none.
+    private static func checkRuns(_ runs: [SectionRun], count: Int, sectioned: Bool) -> String? {
+        guard sectioned else { return runs.isEmpty ? nil : "section counts differ" }
+        var total = 0
+        for run in runs {
+            guard run.count > 0 else { return "section counts differ" }
+            let (sum, overflow) = total.addingReportingOverflow(run.count)
+            guard !overflow else { return "section counts differ" }
+            total = sum
+        }
+        guard total == count else { return "section counts differ" }
+        guard Set(runs.map(\.value)).count == runs.count else { return "a section value appears twice" }
+        return nil
+    }
+
+    /// Writes the cache for `token`; does nothing for an unknown token (see ``ChangeToken``).
+    static func write(_ state: ResultsState, fingerprint: Fingerprint, token: ChangeToken, to url: URL) throws {
+        guard token.isKnown else { return }
         let header = Header(
-            fingerprint: fingerprint, token: token, count: state.ids.count, sectioned: state.sectioned,
-            runs: state.sectioned ? state.runs.map(StoredRun.init) : [])
+            fingerprint: fingerprint, database: token.database.hex, change: token.change.hex, count: state.ids.count,
+            sectioned: state.sectioned, runs: state.sectioned ? state.runs.map(StoredRun.init) : [])
         let headerData = try JSONEncoder().encode(header)
         var data = Data(capacity: magic.count + 4 + headerData.count + state.ids.count * 8 + 8)
         data.append(magic)
@@ -153,23 +215,78 @@ public enum SectionCache {
             }
         }
         let sum = data.withUnsafeBytes { checksum($0) }
-        withUnsafeBytes(of: sum) { data.append(contentsOf: $0) }
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try data.write(to: url, options: .atomic)
+        withUnsafeBytes(of: sum.littleEndian) { data.append(contentsOf: $0) }
+        let directory = url.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // A name of its own (Foundation's atomic write would leave its temporary file under
+        // a name Folio could not recognise after a crash), then an atomic rename, which
+        // fails rather than replace a directory.
+        let temporary = directory.appendingPathComponent(
+            ".\(url.deletingPathExtension().lastPathComponent).\(UUID().uuidString).\(temporaryExtension)")
+        do {
+            try data.write(to: temporary)
+            guard rename(temporary.path, url.path) == 0 else {
+                throw FolioError.invalidArgument(
+                    "cannot rename the cache file to \(url.path): \(String(cString: strerror(errno)))")
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
     }
 
+    enum FileKind: Equatable {
+        case missing
+        /// A regular file (not a link) that starts with `FOLIOSC`: one Folio wrote.
+        case regularFile
+        /// A regular file that is a prefix of one Folio writes (empty, or cut inside the magic).
+        case cutShort
+        /// Anything else: a directory, a link, someone else's file.
+        case foreign
+    }
+
+    /// What is at `url`, looked at without following a link.
+    static func kind(of url: URL) -> FileKind {
+        var info = stat()
+        guard lstat(url.path, &info) == 0 else { return errno == ENOENT ? .missing : .foreign }
+        guard info.st_mode & S_IFMT == S_IFREG else { return .foreign }
+        guard let handle = FileHandle(forReadingAtPath: url.path) else { return .foreign }
+        defer { try? handle.close() }
+        let start = (try? handle.read(upToCount: magicPrefix.count)) ?? Data()
+        if start == magicPrefix { return .regularFile }
+        return magicPrefix.starts(with: start) ? .cutShort : .foreign
+    }
+
+    /// Deletes the cache `name`, or every cache in the store's cache directory when `nil`,
+    /// and the temporary files of writes a crash interrupted. Only files Folio wrote are
+    /// deleted: regular files with Folio's extension that start with its magic; never a
+    /// directory, a link, or a file of someone else's.
+    ///
+    /// - Throws: ``FolioError/invalidCacheName(_:reason:)`` for a bad name, or when
+    ///   something Folio did not write is at the cache's path (it is left in place).
     static func delete(name: String?, in store: Store) throws {
         if let name {
             let url = try url(forName: name, in: store)
-            if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
+            switch kind(of: url) {
+            case .missing: return
+            case .regularFile: try FileManager.default.removeItem(at: url)
+            case .cutShort, .foreign:
+                throw FolioError.invalidCacheName(
+                    name, reason: "\(url.path) is not a cache file Folio wrote; it was left in place")
+            }
             return
         }
         let directory = store.cacheDirectory
         guard let files = try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil) else {
             return
         }
-        for file in files where file.pathExtension == fileExtension {
-            try FileManager.default.removeItem(at: file)
+        for file in files {
+            let kind = kind(of: file)
+            if file.pathExtension == fileExtension && kind == .regularFile
+                || file.pathExtension == temporaryExtension && (kind == .regularFile || kind == .cutShort)
+            {
+                try FileManager.default.removeItem(at: file)
+            }
         }
     }
 

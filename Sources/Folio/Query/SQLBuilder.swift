@@ -39,9 +39,30 @@ enum SQLBuilder {
 
     // MARK: Schema
 
-    static func createMetadata() -> String {
-        "CREATE TABLE IF NOT EXISTS \(metadataTable) (name TEXT PRIMARY KEY NOT NULL, version_hash TEXT NOT NULL, schema TEXT NOT NULL, change_token INTEGER NOT NULL DEFAULT 0)"
-    }
+    /// Folio's per-entity table: version hash, schema, and the change token.
+    ///
+    /// `change_id` (16 random bytes, renewed by the triggers at every row written) is the
+    /// change token; `change_token` is the counter of internal schema version 1, still
+    /// kept by the triggers for files an older Folio may open, and never trusted.
+    /// Upgraded files get `change_id` by `ALTER TABLE … ADD COLUMN`, which gives exactly
+    /// this text: fresh and upgraded files have the same schema.
+    static let createEntityMetadata =
+        "CREATE TABLE \(metadataTable) (name TEXT PRIMARY KEY NOT NULL, version_hash TEXT NOT NULL, schema TEXT NOT NULL, change_token INTEGER NOT NULL DEFAULT 0, change_id BLOB)"
+
+    /// Folio's key/value table: the internal schema version, the database identity, and
+    /// (later) the model version.
+    static let storeMetadataTable = "folio_metadata"
+    static let createStoreMetadata = "CREATE TABLE \(storeMetadataTable) (key TEXT PRIMARY KEY NOT NULL, value NOT NULL)"
+    static let readStoreMetadata = "SELECT value FROM \(storeMetadataTable) WHERE key = ?"
+    static let writeStoreMetadata =
+        "INSERT INTO \(storeMetadataTable) (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+    /// A new random database identity (`randomblob` runs in SQLite, like the triggers' tokens).
+    static let writeNewIdentity =
+        "INSERT INTO \(storeMetadataTable) (key, value) VALUES (?, randomblob(16)) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+    static let addChangeID = "ALTER TABLE \(metadataTable) ADD COLUMN change_id BLOB"
+    static let renewAllChangeIDs = "UPDATE \(metadataTable) SET change_id = randomblob(16)"
+    static let entityNames = "SELECT name FROM \(metadataTable) ORDER BY name"
+    static let objectSQL = "SELECT sql FROM sqlite_master WHERE type = ? AND name = ?"
 
     static func createTable(_ schema: EntitySchema) -> [String] {
         let table = quote(schema.name)
@@ -57,15 +78,27 @@ enum SQLBuilder {
                 "CREATE \(c.isUnique ? "UNIQUE " : "")INDEX \(quote(indexName(schema.name, c.name))) ON \(table)(\(quote(c.name)))"
             )
         }
-        for (event, name) in [("INSERT", "ins"), ("UPDATE", "upd"), ("DELETE", "del")] {
-            statements.append(
-                """
-                CREATE TRIGGER IF NOT EXISTS \(quote("folio_\(schema.name)_\(name)")) AFTER \(event) ON \(table) \
-                BEGIN UPDATE \(metadataTable) SET change_token = change_token + 1 WHERE name = '\(schema.name)'; END
-                """)
-        }
-        return statements
+        return statements + changeTriggers(table: schema.name).map(\.sql)
     }
+
+    /// The three triggers that renew an entity's change token at every row inserted,
+    /// updated or deleted, by any connection or process. SQLite built-ins only
+    /// (`randomblob`), so the `sqlite3` shell and every other program can still write.
+    static func changeTriggers(table: String) -> [(name: String, sql: String)] {
+        [("INSERT", "ins"), ("UPDATE", "upd"), ("DELETE", "del")].map { event, suffix in
+            let name = "folio_\(table)_\(suffix)"
+            return (
+                name,
+                """
+                CREATE TRIGGER \(quote(name)) AFTER \(event) ON \(quote(table)) \
+                BEGIN UPDATE \(metadataTable) SET change_token = change_token + 1, change_id = randomblob(16) \
+                WHERE name = '\(table)'; END
+                """
+            )
+        }
+    }
+
+    static func dropTrigger(_ name: String) -> String { "DROP TRIGGER IF EXISTS \(quote(name))" }
 
     static let rowIDChangedFunction = "folio_rowid_changed"
 
@@ -86,9 +119,12 @@ enum SQLBuilder {
     static let dataVersion = "PRAGMA data_version"
     static let tableSQL = "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?"
     static let readMetadata = "SELECT version_hash, schema FROM \(metadataTable) WHERE name = ?"
+    /// An entity's row; a new one gets a random change token, an existing one keeps its own.
     static let writeMetadata =
-        "INSERT INTO \(metadataTable) (name, version_hash, schema, change_token) VALUES (?, ?, ?, 0) ON CONFLICT(name) DO UPDATE SET version_hash = excluded.version_hash, schema = excluded.schema"
-    static let changeToken = "SELECT change_token FROM \(metadataTable) WHERE name = ?"
+        "INSERT INTO \(metadataTable) (name, version_hash, schema, change_token, change_id) VALUES (?, ?, ?, 0, randomblob(16)) ON CONFLICT(name) DO UPDATE SET version_hash = excluded.version_hash, schema = excluded.schema, change_id = coalesce(change_id, excluded.change_id)"
+    /// The database identity and an entity's change token, read together.
+    static let changeToken =
+        "SELECT (SELECT value FROM \(storeMetadataTable) WHERE key = 'database_identity'), change_id FROM \(metadataTable) WHERE name = ?"
 
     // MARK: Reads
 
@@ -179,6 +215,8 @@ enum SQLBuilder {
     // MARK: Writes
 
     static func insert(table: String, columns: [String]) -> String {
+        // An entity without attributes: SQLite has no `() VALUES ()`.
+        if columns.isEmpty { return "INSERT INTO \(quote(table)) DEFAULT VALUES" }
         let names = columns.map(quote).joined(separator: ", ")
         let marks = columns.map { _ in "?" }.joined(separator: ", ")
         return "INSERT INTO \(quote(table)) (\(names)) VALUES (\(marks))"
@@ -188,7 +226,10 @@ enum SQLBuilder {
         insert(table: table, columns: ["id"] + columns)
     }
 
+    /// For an entity without attributes, which has nothing to set, the `SELECT` that
+    /// finds the row (``WriteTransaction/update(_:)`` writes nothing then).
     static func update(table: String, columns: [String]) -> String {
+        if columns.isEmpty { return selectID(table: table, column: "id") }
         let sets = columns.map { "\(quote($0)) = ?" }.joined(separator: ", ")
         return "UPDATE \(quote(table)) SET \(sets) WHERE \(quote("id")) = ?"
     }

@@ -4,20 +4,20 @@ import GRDB
 /// Creates an entity's table, or checks that the existing one is the declared one.
 enum SchemaCheck {
     static func prepare(_ schema: EntitySchema, in db: Database) throws {
-        let json = String(decoding: try JSONEncoder().encode(schema), as: UTF8.self)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys  // the same text at every open
+        let json = String(decoding: try encoder.encode(schema), as: UTF8.self)
         if try !db.tableExists(schema.name) {
-            for sql in SQLBuilder.createTable(schema) { try db.execute(sql: sql) }
-            try db.execute(sql: SQLBuilder.writeMetadata, arguments: [schema.name, schema.versionHash, json])
-            return
+            for sql in SQLBuilder.createTable(schema) where !sql.hasPrefix("CREATE TRIGGER") { try db.execute(sql: sql) }
+        } else {
+            let differences = try self.differences(schema, db)
+            if !differences.isEmpty {
+                throw FolioError.schemaMismatch(entity: schema.name, differences: differences)
+            }
         }
-        let differences = try self.differences(schema, db)
-        if !differences.isEmpty {
-            throw FolioError.schemaMismatch(entity: schema.name, differences: differences)
-        }
-        // A matching table made elsewhere: adopt it (metadata row and change triggers).
-        for sql in SQLBuilder.createTable(schema) where sql.hasPrefix("CREATE TRIGGER") {
-            try db.execute(sql: sql)
-        }
+        // New, made elsewhere (adopted), or Folio's own from any version: the change
+        // triggers become exactly the current ones, and the metadata row is there.
+        try InternalSchema.installChangeTriggers(table: schema.name, db)
         try db.execute(sql: SQLBuilder.writeMetadata, arguments: [schema.name, schema.versionHash, json])
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// An SQLite database of records: opens or creates the file, checks its schema,
 /// runs reads and writes, and tells live controllers what each commit changed.
@@ -15,12 +16,18 @@ import GRDB
 /// A file store uses WAL mode and a pool of readers, so reads (and background fetches)
 /// run while a write goes on. ``inMemory(records:)`` serializes everything on one
 /// connection; ``temporary(records:)`` is a WAL file deleted when the store goes away.
+///
+/// Several stores and other processes may open the same file; a store whose file is
+/// deleted, moved or replaced refuses to read and write. See <doc:StoresAndFiles>.
 public final class Store: Sendable {
     /// The database file, `nil` in memory.
+    /// - Complexity: O(1).
     public let path: String?
     /// Counters and the SQL log.
+    /// - Complexity: O(1).
     public let diagnostics: Diagnostics
     /// Where persistent section caches are written.
+    /// - Complexity: O(1).
     public let cacheDirectory: URL
 
     let writer: any DatabaseWriter
@@ -30,25 +37,39 @@ public final class Store: Sendable {
     private let checkedEntities = Locked<[ObjectIdentifier: EntityWriteSQL]>([:])
     private let removeOnDeinit: URL?
     private let isClosed = Locked(false)
+    /// The database file's device and inode when the store opened it (`nil` in memory).
+    let fileIdentity: FileIdentity?
 
     /// Opens or creates the store at `path` for the given record types.
     ///
+    /// A file written by an older Folio is upgraded in place (see <doc:StoresAndFiles>).
+    /// A file that is refused is left exactly as it was.
+    ///
     /// - Parameters:
+    ///   - path: the database file, created if missing.
+    ///   - records: the record types stored; each one's entity becomes (or must match) a table.
     ///   - cacheDirectory: where section caches go; by default `<path>-folio-cache`.
     /// - Throws: ``FolioError/schemaMismatch(entity:differences:)`` when the file's tables
     ///   differ from the entities, ``FolioError/notADatabase(path:)`` for a file that is
-    ///   not SQLite, ``FolioError/sqlite(code:message:sql:arguments:)`` when it cannot be opened.
+    ///   not SQLite, ``FolioError/newerStoreFormat(path:version:newestSupported:)`` for a
+    ///   file of a newer Folio, ``FolioError/invalidStoreMetadata(path:reason:)`` when
+    ///   Folio's own tables are damaged, ``FolioError/sqlite(code:message:sql:arguments:)``
+    ///   when it cannot be opened.
+    /// - Complexity: a few statements per entity, in one write transaction; an upgrade
+    ///   rewrites only Folio's own tables and triggers, never a row of an entity.
     public convenience init(path: String, records: [any PersistentRecord.Type], cacheDirectory: URL? = nil) throws {
         try self.init(path: path, inMemory: false, records: records, cacheDirectory: cacheDirectory, removeOnDeinit: nil)
     }
 
     /// A store in memory, for tests and previews. Reads and writes share one connection.
+    /// - Complexity: as ``init(path:records:cacheDirectory:)`` on a new file.
     public static func inMemory(records: [any PersistentRecord.Type]) throws -> Store {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-\(UUID().uuidString)")
         return try Store(path: nil, inMemory: true, records: records, cacheDirectory: directory, removeOnDeinit: directory)
     }
 
     /// A WAL store in a new temporary directory, deleted when the store is deallocated.
+    /// - Complexity: as ``init(path:records:cacheDirectory:)`` on a new file.
     public static func temporary(records: [any PersistentRecord.Type]) throws -> Store {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -70,17 +91,22 @@ public final class Store: Sendable {
             schemas[schema.name] = schema
         }
         let diagnostics = Diagnostics()
+        // Set once Folio's tables are ready: every connection the pool opens later must
+        // find this database there, not another file put at the path since.
+        let identity = Locked<Data?>(nil)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
+            if let expected = identity.current, let path {
+                guard (try? InternalSchema.identity(db)) == expected else { throw FolioError.databaseFileMoved(path: path) }
+            }
             db.trace(options: .statement) { diagnostics.statement($0) }
         }
         let writer: any DatabaseWriter
         do {
             if let path {
                 if FileManager.default.fileExists(atPath: path) {
-                    try Self.checkIsDatabase(path)
-                    try Self.checkSchemas(path, schemas)
+                    try Self.checkExistingFile(path, schemas)
                 }
                 writer = try DatabasePool(path: path, configuration: configuration)
             } else {
@@ -104,14 +130,17 @@ public final class Store: Sendable {
             cacheDirectory
             ?? URL(fileURLWithPath: (path ?? NSTemporaryDirectory()) + "-folio-cache")
         self.hub = ChangeHub(tables: Set(schemas.keys))
+        self.fileIdentity = path.flatMap(FileIdentity.init(path:))
         do {
-            try writer.write { db in
-                try db.execute(sql: SQLBuilder.createMetadata())
+            let found = try writer.write { db in
+                let found = try InternalSchema.prepare(db, path: path ?? ":memory:")
                 for schema in schemas.values.sorted(by: { $0.name < $1.name }) {
                     try SchemaCheck.prepare(schema, in: db)
                 }
                 try self.hub.install(in: db)
+                return found
             }
+            identity.withLock { $0 = found }
         } catch {
             if let db = error as? DatabaseError, db.resultCode == .SQLITE_NOTADB, let path {
                 throw FolioError.notADatabase(path: path)
@@ -141,27 +170,26 @@ public final class Store: Sendable {
         }
     }
 
-    /// SQLite opens anything lazily; read the header so a non-database is named as such
-    /// before a WAL file is created beside it.
-    private static func checkIsDatabase(_ path: String) throws {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return }
-        defer { try? handle.close() }
-        let header = (try? handle.read(upToCount: 16)) ?? Data()
-        if header.isEmpty { return }  // an empty file becomes a database
-        if header != Data("SQLite format 3\0".utf8) { throw FolioError.notADatabase(path: path) }
-    }
-
-    /// Compares an existing file's tables with the entities on a plain connection that only
-    /// reads, before the pool opens: opening a pool writes to the file (it switches it to
-    /// WAL mode and commits a transaction so that a WAL file exists), and a file whose
-    /// schema does not match must be left exactly as it was. (A read-only connection would
-    /// leave `-wal` and `-shm` files behind; this one removes them as it closes.)
-    private static func checkSchemas(_ path: String, _ schemas: [String: EntitySchema]) throws {
+    /// Checks an existing file on a plain connection before the pool opens: opening a pool
+    /// writes to the file (it switches it to WAL mode and commits a transaction so that a
+    /// WAL file exists), and a file that is not a database, was written by a newer Folio,
+    /// or whose tables do not match must be left exactly as it was.
+    ///
+    /// Only SQLite touches the file: GRDB's first read says `SQLITE_NOTADB` for a file that
+    /// is not a database. Folio never opens the database file itself — closing any
+    /// descriptor of a file drops every POSIX lock the process holds on it, the locks of
+    /// other connections (another ``Store`` on the same file) included, and another
+    /// process could then delete a WAL that still holds commits
+    /// (sqlite.org/howtocorrupt.html, section 2.2). (A read-only connection would leave
+    /// `-wal` and `-shm` files behind; this one removes them as it closes, when it is the
+    /// file's last connection.)
+    private static func checkExistingFile(_ path: String, _ schemas: [String: EntitySchema]) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? queue.close() }
         try queue.read { db in
+            try InternalSchema.checkNotNewer(db, path: path)
             for schema in schemas.values.sorted(by: { $0.name < $1.name }) where try db.tableExists(schema.name) {
                 let differences = try SchemaCheck.differences(schema, db)
                 if !differences.isEmpty { throw FolioError.schemaMismatch(entity: schema.name, differences: differences) }
@@ -216,26 +244,55 @@ public final class Store: Sendable {
     }
 
     /// Closes the database connections. Later reads and writes throw ``FolioError/storeClosed``.
+    ///
+    /// - Throws: ``FolioError/closeInsideAccess`` when called inside one of the store's own
+    ///   `read` or `write` closures (the store stays open and usable).
+    /// - Complexity: waits for the reads and the write in progress on other threads.
     public func close() throws {
+        if Thread.current.threadDictionary[accessKey] != nil { throw FolioError.closeInsideAccess }
         isClosed.withLock { $0 = true }
         try folio { try writer.close() }
     }
 
-    private func requireOpen() throws {
+    private func requireOpen(writing: Bool = false) throws {
         if isClosed.current { throw FolioError.storeClosed }
-        if Thread.current.threadDictionary[accessKey] != nil { throw FolioError.reentrantAccess }
+        let dictionary = Thread.current.threadDictionary
+        if dictionary[accessKey] != nil { throw FolioError.reentrantAccess }
+        if writing, let key = fileIdentity?.writeKey, dictionary[key] != nil {
+            throw FolioError.nestedWriteOnSameFile(path: path ?? "")
+        }
     }
 
     /// Marks the current thread as inside one of this store's closures, where GRDB would
     /// trap on a nested access; Folio throws ``FolioError/reentrantAccess`` instead.
     private var accessKey: String { "folio.store.\(UInt(bitPattern: ObjectIdentifier(self).hashValue))" }
 
-    private func marked<T>(_ body: () throws -> T) rethrows -> T {
+    /// Marks the thread as inside this store's closure and, for a write, inside a write on
+    /// this file, so that a write of another ``Store`` on the same file, which would wait
+    /// for this one, throws ``FolioError/nestedWriteOnSameFile(path:)`` at once.
+    private func marked<T>(writing: Bool = false, _ body: () throws -> T) rethrows -> T {
         let key = accessKey
         let dictionary = Thread.current.threadDictionary
         dictionary[key] = true
-        defer { dictionary.removeObject(forKey: key) }
+        let writeKey = writing ? fileIdentity?.writeKey : nil
+        let wasWriting = writeKey.map { dictionary[$0] != nil } ?? false
+        if let writeKey { dictionary[writeKey] = true }
+        defer {
+            dictionary.removeObject(forKey: key)
+            if let writeKey, !wasWriting { dictionary.removeObject(forKey: writeKey) }
+        }
         return try body()
+    }
+
+    /// Throws ``FolioError/databaseFileMoved(path:)`` when the file this connection has
+    /// open is no longer at the store's path: SQLite would go on reading and writing it
+    /// (in WAL mode it does not refuse such writes), and every later commit would be
+    /// lost. One `stat` of the path (`SQLITE_FCNTL_HAS_MOVED`).
+    private func checkNotMoved(_ db: Database) throws {
+        guard let path else { return }
+        var moved: Int32 = 0
+        let code = sqlite3_file_control(db.sqliteConnection, "main", SQLITE_FCNTL_HAS_MOVED, &moved)
+        if code == SQLITE_OK && moved != 0 { throw FolioError.databaseFileMoved(path: path) }
     }
 
     // MARK: Other processes
@@ -245,6 +302,7 @@ public final class Store: Sendable {
     /// ``ChangeSet/reload`` if there were any. Folio also checks at each of its own
     /// commits; call this when another process may have written, or use
     /// ``observeExternalChanges(every:)``.
+    /// - Complexity: one `PRAGMA data_version` on the writer, after the write in progress.
     public func synchronize() throws {
         let hub = self.hub
         try requireOpen()
@@ -253,6 +311,7 @@ public final class Store: Sendable {
 
     /// Calls ``synchronize()`` periodically until the returned task is cancelled (or the
     /// store is deallocated). Each check is one `PRAGMA data_version` on the writer.
+    /// - Complexity: O(1) for the caller.
     @discardableResult
     public func observeExternalChanges(every interval: Duration = .seconds(1)) -> Task<Void, Never> {
         Task.detached { [weak self] in
@@ -268,19 +327,54 @@ public final class Store: Sendable {
     // MARK: Raw access
 
     /// Runs `body` on a read-only connection, in a read transaction (the raw escape hatch).
+    ///
+    /// - Throws: ``FolioError/databaseFileMoved(path:)`` when the store's file was deleted,
+    ///   moved or replaced; ``FolioError/reentrantAccess`` inside the store's own closures;
+    ///   whatever `body` throws.
+    /// - Complexity: one `stat` of the path, then `body`.
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
         try readSync(body)
     }
 
     /// Runs `body` on a read-only connection without blocking the caller's thread.
+    /// - Throws: as the synchronous `read(_:)`.
+    /// - Complexity: one `stat` of the path, then `body`.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try requireOpen()
-        return try await folio { try await writer.read { db in try self.marked { try body(db) } } }
+        do {
+            return try await folio {
+                try await writer.read { db in
+                    try self.checkNotMoved(db)
+                    return try self.marked { try body(db) }
+                }
+            }
+        } catch {
+            throw movedOr(error)
+        }
     }
 
     func readSync<T>(_ body: (Database) throws -> T) throws -> T {
         try requireOpen()
-        return try folio { try writer.read { db in try marked { try body(db) } } }
+        do {
+            return try folio {
+                try writer.read { db in
+                    try checkNotMoved(db)
+                    return try marked { try body(db) }
+                }
+            }
+        } catch {
+            throw movedOr(error)
+        }
+    }
+
+    /// A read may need a new connection, which opens whatever is at the path now: SQLite
+    /// says only "unable to open database file" when nothing is. Say that the file moved
+    /// when it did (another database at the path is caught by the identity check).
+    private func movedOr(_ error: any Error) -> any Error {
+        guard case .sqlite(let code, _, _, _) = error as? FolioError, code & 0xFF == SQLITE_CANTOPEN, let path,
+            FileIdentity(path: path) != fileIdentity
+        else { return error }
+        return FolioError.databaseFileMoved(path: path)
     }
 
     /// Runs `body` on the writer's queue, outside any transaction, after the write in
@@ -301,31 +395,70 @@ public final class Store: Sendable {
 
     /// Runs `body` in one write transaction, committed when it returns and rolled back
     /// when it throws. Every change is reported to live controllers after the commit.
+    ///
+    /// - Throws: ``FolioError/databaseFileMoved(path:)`` before running `body` when the
+    ///   store's file was deleted, moved or replaced; ``FolioError/nestedWriteOnSameFile(path:)``
+    ///   inside another store's write on the same file and thread; ``FolioError/reentrantAccess``
+    ///   inside this store's own closures; whatever `body` throws (after rolling back).
+    /// - Complexity: waits for the write in progress; one `stat` of the path, then `body`.
     @discardableResult
     public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
-        try requireOpen()
-        return try folio { try writer.write { db in try marked { try body(WriteTransaction(db: db, store: self)) } } }
-    }
-
-    /// Runs `body` in one write transaction, off the caller's thread.
-    @discardableResult
-    public func write<T: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> T) async throws -> T {
-        try requireOpen()
-        return try await folio {
-            try await writer.write { db in try self.marked { try body(WriteTransaction(db: db, store: self)) } }
+        try requireOpen(writing: true)
+        return try folio {
+            try writer.write { db in
+                try marked(writing: true) {
+                    try checkNotMoved(db)
+                    return try body(WriteTransaction(db: db, store: self))
+                }
+            }
         }
     }
 
-    /// The store's change token for an entity: it grows with every committed write to the
-    /// table, by any connection or process (SQLite triggers keep it).
-    public func changeToken<R: PersistentRecord>(for type: R.Type) throws -> Int64 {
+    /// Runs `body` in one write transaction, off the caller's thread.
+    ///
+    /// - Throws: as the synchronous `write(_:)`.
+    /// - Complexity: as the synchronous `write(_:)`; the caller's thread is not blocked.
+    @discardableResult
+    public func write<T: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> T) async throws -> T {
+        try requireOpen(writing: true)
+        return try await folio {
+            try await writer.write { db in
+                try self.marked(writing: true) {
+                    try self.checkNotMoved(db)
+                    return try body(WriteTransaction(db: db, store: self))
+                }
+            }
+        }
+    }
+
+    /// The store's change token for an entity: it is renewed (16 new random bytes) at every
+    /// row written to the table, by any connection or process, and never comes back after
+    /// a rollback or restore of the file (see ``ChangeToken``).
+    /// - Complexity: one indexed lookup.
+    public func changeToken<R: PersistentRecord>(for type: R.Type) throws -> ChangeToken {
         try requireEntity(type)
         return try readSync { db in try Self.changeToken(table: R.entity.name, db) }
     }
 
-    static func changeToken(table: String, _ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: SQLBuilder.changeToken, arguments: [table]) ?? 0
+    static func changeToken(table: String, _ db: Database) throws -> ChangeToken {
+        try ChangeToken.read(table: table, db)
     }
+}
+
+/// A file's device and inode: what identifies a file, whatever path leads to it.
+struct FileIdentity: Hashable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+    }
+
+    /// The thread-dictionary key that marks a write in progress on this file.
+    var writeKey: String { "folio.write.\(device).\(inode)" }
 }
 
 /// The SQL of the single-row writes of one entity.

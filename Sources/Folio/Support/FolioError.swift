@@ -36,6 +36,24 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A store method was called from inside one of the store's own `read` or `write`
     /// closures (which would deadlock or trap): use the closure's `WriteTransaction` or `Database`.
     case reentrantAccess
+    /// ``Store/close()`` was called inside one of the store's own `read` or `write`
+    /// closures, where closing would trap (in a write) or wait forever (in a read). The store
+    /// stays open and usable: close it after the closure returns.
+    case closeInsideAccess
+    /// A `write` was started inside another ``Store``'s `write` on the same database file
+    /// (by device and inode), on the same thread: it would wait for the outer transaction,
+    /// which waits for it, until the busy timeout. Use the outer write's transaction.
+    case nestedWriteOnSameFile(path: String)
+    /// The database file the store opened is no longer at its path (deleted, renamed, or
+    /// replaced by another file): reads and writes would go to a file no one will open
+    /// again, and the writes would be lost. Open a new ``Store`` at the file's path.
+    case databaseFileMoved(path: String)
+    /// The file was written by a newer version of Folio, whose internal tables this
+    /// version does not know; the file is left as it was.
+    case newerStoreFormat(path: String, version: Int, newestSupported: Int)
+    /// Folio's own tables in the file (`folio_metadata`, `folio_entities`) are not in a
+    /// shape any version of Folio wrote; the reason says what was found.
+    case invalidStoreMetadata(path: String, reason: String)
     /// An SQLite error: result code, message, the SQL and its arguments.
     case sqlite(code: Int32, message: String, sql: String?, arguments: String?)
 
@@ -74,6 +92,16 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
             "The store is closed"
         case .reentrantAccess:
             "A store method was called inside one of the store's own read or write closures; use the WriteTransaction or Database passed to the closure"
+        case .closeInsideAccess:
+            "Store.close() was called inside one of the store's own read or write closures; close it after the closure returns (the store is still open)"
+        case .nestedWriteOnSameFile(let path):
+            "A write on \(path) was started inside another Store's write on the same file and thread; it would wait for the outer write forever (until the busy timeout). Use the outer write's WriteTransaction"
+        case .databaseFileMoved(let path):
+            "The database file the store opened is no longer at \(path) (deleted, moved or replaced); open a new Store"
+        case .newerStoreFormat(let path, let version, let newestSupported):
+            "The file at \(path) has Folio's internal schema version \(version); this version of Folio reads up to \(newestSupported). The file was left unchanged"
+        case .invalidStoreMetadata(let path, let reason):
+            "Folio's own tables in \(path) are damaged: \(reason)"
         case .sqlite(let code, let message, let sql, let arguments):
             "SQLite error \(code): \(message)" + (sql.map { " — \($0)" } ?? "") + (arguments.map { " \($0)" } ?? "")
         }

@@ -171,7 +171,7 @@ struct SchemaTests {
         try store.write { tx in
             var a = Article(title: "new"); try tx.insert(&a)
         }
-        #expect(try store.changeToken(for: Article.self) == token + 1)
+        #expect(try store.changeToken(for: Article.self) != token)
     }
 
     @Test func temporaryStoreIsAWALFileRemovedWithTheStore() throws {
