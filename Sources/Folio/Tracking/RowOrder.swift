@@ -2,42 +2,45 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// The sort-key values of one row, as SQLite orders them.
+/// The sort-key values of one row, as SQLite holds them.
 struct RowKey {
     var id: Int64
     /// One value per ``OrderTerm`` of the query, the rowid included.
-    var values: [DatabaseValue]
+    var values: [SQLiteValue]
     /// The section value, when the controller has sections.
-    var section: DatabaseValue?
+    var section: SQLiteValue?
 }
 
 /// Reads `id, key…, section` rows (``SQLBuilder/sortKeyColumns(_:section:)``) and
-/// compares them exactly as the query's `ORDER BY` does.
-struct RowOrder {
+/// compares them exactly as the query's `ORDER BY` does: every term with
+/// ``SQLiteValue/compare(_:_:)``, which is SQLite's own order, so a position found in
+/// Swift is the position SQLite gives the row.
+struct RowOrder: Sendable {
     let terms: [OrderTerm]
     let section: SectionExpression?
     /// For each term, the column of the row that holds it.
-    private let sources: [Int]
+    private let sources: [Int32]
 
     init(query: CompiledQuery, section: SectionExpression?) {
         self.terms = query.order
         self.section = section
-        var sources: [Int] = []
-        var next = 1
+        var sources: [Int32] = []
+        var next: Int32 = 1
         for term in query.order {
             if term.column == "id" { sources.append(0) } else { sources.append(next); next += 1 }
         }
         self.sources = sources
     }
 
-    /// The keys of the current row of a stepped statement, read with the C API.
+    /// The keys of the current row of a stepped statement, read with the C API. Calls a
+    /// `.computed` section key's closure: never call it while holding a lock.
     func key(statement sqlite: OpaquePointer) -> RowKey {
         let id = sqlite3_column_int64(sqlite, 0)
-        var values: [DatabaseValue] = []
+        var values: [SQLiteValue] = []
         values.reserveCapacity(sources.count)
-        for source in sources { values.append(DatabaseValue.exact(sqliteStatement: sqlite, index: Int32(source))) }
-        let value: DatabaseValue? = section.map {
-            $0.value(DatabaseValue(sqliteStatement: sqlite, index: sqlite3_column_count(sqlite) - 1))
+        for source in sources { values.append(SQLiteValue(sqliteStatement: sqlite, index: source)) }
+        let value: SQLiteValue? = section.map {
+            $0.value(of: SQLiteValue(sqliteStatement: sqlite, index: sqlite3_column_count(sqlite) - 1))
         }
         return RowKey(id: id, values: values, section: value)
     }
@@ -45,19 +48,20 @@ struct RowOrder {
     /// Whether `a` comes before `b` in the results.
     func precedes(_ a: RowKey, _ b: RowKey) -> Bool {
         for (i, term) in terms.enumerated() {
-            let c = Self.compare(a.values[i], b.values[i])
+            let c = SQLiteValue.compare(a.values[i], b.values[i])
             if c != 0 { return term.descending ? c > 0 : c < 0 }
         }
         return false
     }
 
     /// Where `key` falls between `low` and `high` by their first sort value, from 0 to 1,
-    /// when all three are numbers and the two bounds differ; `nil` otherwise.
+    /// when all three are finite numbers and the two bounds differ; `nil` otherwise. Only a
+    /// guess for a search to start from: it never decides an order.
     func fraction(of key: RowKey, between low: RowKey, and high: RowKey) -> Double? {
-        func number(_ value: DatabaseValue) -> Double? {
-            switch value.storage {
-            case .int64(let v): Double(v)
-            case .double(let v): v.isFinite ? v : nil
+        func number(_ value: SQLiteValue) -> Double? {
+            switch value {
+            case .integer(let v): Double(v)
+            case .real(let v): v.isFinite ? v : nil
             default: nil
             }
         }
@@ -67,37 +71,34 @@ struct RowOrder {
         let f = (x - a) / (b - a)
         return f.isFinite ? Swift.min(1, Swift.max(0, f)) : nil
     }
+}
 
-    /// SQLite's order for the BINARY collation: NULL < numbers < text (bytes) < blobs (bytes).
-    static func compare(_ a: DatabaseValue, _ b: DatabaseValue) -> Int {
-        func rank(_ v: DatabaseValue) -> Int {
-            switch v.storage {
-            case .null: 0
-            case .int64, .double: 1
-            case .string: 2
-            case .blob: 3
-            }
-        }
-        let ra = rank(a), rb = rank(b)
-        if ra != rb { return ra < rb ? -1 : 1 }
-        switch (a.storage, b.storage) {
-        case (.int64(let x), .int64(let y)): return x < y ? -1 : (x > y ? 1 : 0)
-        case (.int64(let x), .double(let y)): return compareNumbers(Double(x), y, exactInt: x)
-        case (.double(let x), .int64(let y)): return -compareNumbers(Double(y), x, exactInt: y)
-        case (.double(let x), .double(let y)): return x < y ? -1 : (x > y ? 1 : 0)
-        case (.string(let x), .string(let y)): return compareBytes(Array(x.utf8), Array(y.utf8))
-        case (.blob(let x), .blob(let y)): return compareBytes(Array(x), Array(y))
-        default: return 0
-        }
+/// Reads the sort keys of one row at a time: the statement is prepared and its section
+/// arguments bound once; each probe binds the rowid, steps once, and reads the columns
+/// with the C API (no row objects, no argument arrays).
+struct KeyProbe {
+    private let statement: Statement
+    private let db: Database
+    private let idParameter: Int32
+    private let order: RowOrder
+
+    init(query: CompiledQuery, section: SectionExpression?, order: RowOrder, _ db: Database) throws {
+        let fragment = SQLBuilder.sortKeys(query, section: section?.fragment)
+        statement = try db.cachedStatement(sql: fragment.sql)
+        try statement.setArguments(StatementArguments(fragment.arguments + [0.databaseValue]))
+        idParameter = sqlite3_bind_parameter_count(statement.sqliteStatement)
+        self.order = order
+        self.db = db
     }
 
-    private static func compareNumbers(_ x: Double, _ y: Double, exactInt: Int64) -> Int {
-        x < y ? -1 : (x > y ? 1 : 0)
-    }
-
-    private static func compareBytes(_ x: [UInt8], _ y: [UInt8]) -> Int {
-        let n = Swift.min(x.count, y.count)
-        for i in 0..<n where x[i] != y[i] { return x[i] < y[i] ? -1 : 1 }
-        return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+    /// The keys of the row with rowid `id`, or `nil` if there is none.
+    func key(_ id: Int64) throws -> RowKey? {
+        let sqlite = statement.sqliteStatement
+        defer { sqlite3_reset(sqlite) }
+        sqlite3_bind_int64(sqlite, idParameter, id)
+        let code = sqlite3_step(sqlite)
+        if code == SQLITE_DONE { return nil }
+        guard code == SQLITE_ROW else { throw FolioError.stepFailure(code, db, sql: statement.sql) }
+        return order.key(statement: sqlite)
     }
 }
