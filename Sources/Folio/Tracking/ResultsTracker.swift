@@ -76,6 +76,9 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
 
     var serial: UInt64 { machine.withLock { $0.serial } }
 
+    /// Whether the tracker's lock is free right now (tests: no SQL or user code under it).
+    var _isLockFree: Bool { machine._isFree }
+
     func stop() {
         machine.withLock { $0.stop() }
         continuation.finish()
