@@ -69,7 +69,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
     /// this, and tells the delegate (``FetchedResultsControllerDelegate/controller(_:didFailWith:)``)
     /// and ``updates`` (a ``ControllerUpdate`` with ``ControllerUpdate/error`` set). It tries
     /// again, from scratch, at the next commit to its table, and delivers
-    /// ``ChangeSet/reload`` when it succeeds; this is then `nil` again. ``performFetch()``
+    /// ``ChangeSet/reload`` when it succeeds; this is then `nil` again. `performFetch()`
     /// and ``setRequest(_:)`` throw their errors instead, and clear this when they succeed.
     ///
     /// - Complexity: O(1).
@@ -534,11 +534,10 @@ public final class FetchedResultsController<R: PersistentRecord> {
     /// The record is the stored one: a record loaded before a commit that changed it is
     /// read again once that commit's change set is delivered.
     ///
-    /// Inside one of the store's own `read` or `write` closures the store cannot read
-    /// (its connection is busy with the closure): the record is returned when its batch is
-    /// already loaded, and otherwise the call stops with a precondition failure that names
-    /// the misuse — never a `nil` that would read as "deleted". Read records before or
-    /// after the closure, or through its ``WriteTransaction``.
+    /// It works inside one of the store's own `read` or `write` closures too (never a `nil`
+    /// that would read as "deleted"): a batch that is not loaded is then read through that
+    /// closure's connection — in a `write`, it sees the transaction's own uncommitted
+    /// changes — and is not kept.
     /// - Complexity: O(1) when the item's batch is loaded; otherwise one query that loads
     ///   the batch (`batchSize` records).
     public func object(at indexPath: IndexPath) -> R? {

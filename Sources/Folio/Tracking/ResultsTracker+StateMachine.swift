@@ -24,9 +24,11 @@ extension ResultsTracker {
             var token: Int64?
         }
 
+        /// What the work produced; `maxID` bounds the new state's identifiers (computed with
+        /// no lock held).
         enum Outcome {
-            case updated(ResultsState, ChangeSet, token: Int64?)
-            case rescanned(ResultsState, token: Int64?)
+            case updated(ResultsState, ChangeSet, maxID: Int64, token: Int64?)
+            case rescanned(ResultsState, maxID: Int64, token: Int64?)
             /// A rescan found the table's change token unchanged.
             case unchanged
             case failed(FolioError)
@@ -99,17 +101,17 @@ extension ResultsTracker {
             switch outcome {
             case .unchanged:
                 return nil
-            case .rescanned(let new, let newToken):
+            case .rescanned(let new, let newMaxID, let newToken):
                 full = new
-                maxID = new.ids.maximum
+                maxID = newMaxID
                 token = newToken
                 untold = []
                 serial += 1
                 // Which records changed is unknown: the app reloads everything.
                 return Delivery(event: .change(.reload, state: new, changed: nil, token: newToken), serial: serial)
-            case .updated(let new, let change, let newToken):
+            case .updated(let new, let change, let newMaxID, let newToken):
                 full = new
-                maxID = Swift.max(maxID, work.changed.max() ?? maxID)
+                maxID = newMaxID
                 token = newToken
                 if var rows = untold, rows.count + work.changed.count <= Self.untoldLimit {
                     rows.formUnion(work.changed)

@@ -116,10 +116,13 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
                         return .unchanged
                     }
                     let new = try updater.scan(db)
-                    return .rescanned(new, token: readsToken ? try Store.changeToken(table: table, db) : nil)
+                    return .rescanned(
+                        new, maxID: new.ids.maximum, token: readsToken ? try Store.changeToken(table: table, db) : nil)
                 }
                 let (new, change) = try updater.apply(work.changed, to: work.full, maxID: work.maxID, db)
-                return .updated(new, change, token: readsToken ? try Store.changeToken(table: table, db) : nil)
+                return .updated(
+                    new, change, maxID: Swift.max(work.maxID, work.changed.max() ?? work.maxID),
+                    token: readsToken ? try Store.changeToken(table: table, db) : nil)
             }
         } catch {
             return .failed(FolioError.following(error))
