@@ -327,7 +327,8 @@ public final class FetchedResultsController<R: PersistentRecord> {
             replaceTracker(tracker)
             // Subscribed first: a commit after this read is noted by the tracker.
             let token = try? store.readSync { db in try Store.changeToken(table: query.table, db) }
-            if tracker.install(loaded.full, token: loaded.token, changedSinceRead: token != loaded.token) {
+            let unchanged = tableUnchanged(since: loaded.token, now: token)
+            if tracker.install(loaded.full, token: loaded.token, changedSinceRead: !unchanged) {
                 scheduleCatchUp(tracker)
             }
         } catch {
@@ -574,7 +575,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
     // MARK: Persistent cache
 
     private func scheduleCacheWrite(
-        _ state: ResultsState, fingerprint: SectionCache.Fingerprint, token: Int64, to url: URL, delay: Bool
+        _ state: ResultsState, fingerprint: SectionCache.Fingerprint, token: TableToken, to url: URL, delay: Bool
     ) {
         cacheWriteTask?.cancel()
         cacheWriteTask = Task.detached(priority: .utility) {

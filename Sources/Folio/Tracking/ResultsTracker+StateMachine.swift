@@ -21,14 +21,14 @@ extension ResultsTracker {
             var rescan: Bool
             /// With `rescan`: the table's change token when `full` was read, if known; an
             /// unchanged token means there is nothing to read.
-            var token: Int64?
+            var token: TableToken?
         }
 
         /// What the work produced; `maxID` bounds the new state's identifiers (computed with
         /// no lock held).
         enum Outcome {
-            case updated(ResultsState, ChangeSet, maxID: Int64, token: Int64?)
-            case rescanned(ResultsState, maxID: Int64, token: Int64?)
+            case updated(ResultsState, ChangeSet, maxID: Int64, token: TableToken?)
+            case rescanned(ResultsState, maxID: Int64, token: TableToken?)
             /// A rescan found the table's change token unchanged.
             case unchanged
             case failed(FolioError)
@@ -41,7 +41,7 @@ extension ResultsTracker {
         /// No identifier above this is in `full`, so a touched row above it needs no search.
         private var maxID = Int64.min
         /// The table's change token at `full`, when known.
-        private var token: Int64?
+        private var token: TableToken?
         /// Rows touched by commits not applied yet.
         private var pending = Set<Int64>()
         /// Rows of unknown identity changed since `full` (or since the read it came from).
@@ -52,7 +52,7 @@ extension ResultsTracker {
         private var untold: Set<Int64>? = []
         private static let untoldLimit = 100_000
 
-        mutating func install(_ full: ResultsState, maxID: Int64, token: Int64?, changedSinceRead: Bool) -> Bool {
+        mutating func install(_ full: ResultsState, maxID: Int64, token: TableToken?, changedSinceRead: Bool) -> Bool {
             guard phase == .reading else {
                 precondition(phase == .stopped, "a tracker's state is installed once")
                 return false

@@ -25,7 +25,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
             /// A change set and the presented (windowed) state it leads to. `changed` are the
             /// rows touched since the previous delivery (records loaded before may be stale),
             /// `nil` when unknown. `token` is the table's change token at that state, when read.
-            case change(ChangeSet, state: ResultsState, changed: Set<Int64>?, token: Int64?)
+            case change(ChangeSet, state: ResultsState, changed: Set<Int64>?, token: TableToken?)
             /// A commit could not be followed; the results stay as they were until a later
             /// commit, which rescans.
             case failure(FolioError)
@@ -63,7 +63,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
     /// - Parameter changedSinceRead: the state may be older than the subscription (tracking
     ///   starts on a controller fetched earlier): rescan, unless the token shows the table
     ///   did not change.
-    func install(_ full: ResultsState, token: Int64?, changedSinceRead: Bool = false) -> Bool {
+    func install(_ full: ResultsState, token: TableToken?, changedSinceRead: Bool = false) -> Bool {
         let maxID = full.ids.maximum
         return machine.withLock { $0.install(full, maxID: maxID, token: token, changedSinceRead: changedSinceRead) }
     }
@@ -112,7 +112,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         do {
             return try ResultsUpdater.inReadTransaction(db) { () throws -> StateMachine.Outcome in
                 if work.rescan {
-                    if let expected = work.token, work.changed.isEmpty, try Store.changeToken(table: table, db) == expected {
+                    if work.changed.isEmpty, tableUnchanged(since: work.token, now: try Store.changeToken(table: table, db)) {
                         return .unchanged
                     }
                     let new = try updater.scan(db)
