@@ -48,7 +48,7 @@ struct Issue12RegressionTests {
     /// The list itself at every chunk boundary, growing and shrinking: appends, inserts at the
     /// front and in the middle, and removals, checked element by element around the boundaries.
     @Test(arguments: [0, 1, 2, 3])
-    func item1_theIdentifierListAtEveryChunkBoundary(startChunks: Int) {
+    nonisolated func item1_theIdentifierListAtEveryChunkBoundary(startChunks: Int) {
         let capacity = IdentifierList.chunkCapacity
         for start in [startChunks * capacity - 1, startChunks * capacity, startChunks * capacity + 1] where start >= 0 {
             var list = IdentifierList(0..<Int64(start))
