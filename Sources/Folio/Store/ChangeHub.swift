@@ -108,6 +108,11 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         for subscriber in liveSubscribers { subscriber.didChangeExternally(in: db) }
     }
 
+    /// Subscribers read the database from here, in read transactions of their own on the
+    /// writer connection (nested in GRDB's commit notification): GRDB announces each to every
+    /// observer of the writer as an empty transaction that commits — never as a rollback
+    /// (see ``ResultsUpdater/inReadTransaction(_:_:)``), which an observer not yet told of
+    /// this commit would take for the end of it and drop its rows.
     func databaseDidCommit(_ db: Database) {
         let changes = pending
         pending = [:]
