@@ -44,6 +44,10 @@ public struct FetchedRecords<R: PersistentRecord>: RandomAccessCollection, Senda
     /// The record at `position`, loading its batch if needed; `nil` if it was deleted
     /// since the fetch (or the batch could not be read: see ``lastError``).
     ///
+    /// Inside one of the store's own `read` or `write` closures, a batch that is not loaded
+    /// is read through that closure's connection — in a `write`, it sees the transaction's
+    /// own uncommitted changes — and is not kept.
+    ///
     /// `position` must be in `0..<count`, as for an array.
     ///
     /// - Complexity: O(1) when the batch holding `position` is loaded; otherwise one query

@@ -84,12 +84,13 @@ struct BadInputTests {
 
     @Test func unsupportedPredicateRollsBackTheWholeTransaction() throws {
         let store = try seededStore()
-        try expectRefused(store, .unsupportedPredicate(expression: "UnaryMinus", reason: "Folio has no SQL translation for it")) {
+        try expectRefused(store, .unsupportedPredicate(expression: "IntRemainder", reason: "Folio has no SQL translation for it"))
+        {
             try store.write { tx in
                 var a = Article(title: "inserted first", url: "first")
                 try tx.insert(&a)
                 try tx.deleteAll(Article.self, where: #Predicate { $0.score == 1 })
-                try tx.deleteAll(Article.self, where: #Predicate { -$0.score > 3 })
+                try tx.deleteAll(Article.self, where: #Predicate { $0.score % 2 == 1 })
             }
         }
     }
@@ -529,7 +530,10 @@ struct BadInputTests {
         #expect(results[0]?.score == 0)
         #expect(results[6] == nil)
         #expect(results.lastError as? FolioError == expected)
-        expectError(expected) { try results.record(at: 5) }
+        expectError(expected) { try results.record(at: 6) }
+        // The row fails alone: the other rows of its batch are read (issue 12's randomized suite).
+        #expect(try results.record(at: 5)?.score == 5)
+        #expect(results[7]?.score == 7)
         #expect(results[10]?.score == 10)
         // Filtering and counting still work in SQL.
         #expect(try store.count(RecordRequest<Article>(predicate: #Predicate { $0.score >= 0 })) == 20)
