@@ -605,7 +605,9 @@ final class Workload {
     private func checkFresh(_ index: Int) throws {
         let s = slots[index]!
         let fresh = FetchedResultsController(s.spec.request, store: store, sectionBy: s.spec.sectionKey)
-        try fresh.performFetch()
+        do { try fresh.performFetch() } catch {
+            throw fail("performFetch threw", "performFetch of a fresh controller threw \(error)", index)
+        }
         try ensure(
             fresh.snapshot == s.controller.snapshot, "fresh fetch ≠ controller",
             "a fresh controller shows \(TableViewModel(fresh.snapshot)), the live one \(TableViewModel(s.controller.snapshot))",

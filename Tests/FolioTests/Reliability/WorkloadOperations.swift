@@ -108,7 +108,24 @@ enum Write: Codable, Equatable, Sendable, CustomStringConvertible {
         case .upsert(let d): return "var r = \(item(d)); r.id = nil; try tx.upsert(&r, onConflict: \\.key)"
         case .sql(let sql, let args):
             return "try tx.database.execute(sql: \"\(sql)\", arguments: [\(args.map { "\($0)" }.joined(separator: ", "))])"
-        case .updateAll, .deleteAll: return "// \(description)"
+        case .updateAll(let p, let assignments):
+            let set = assignments.map { a -> String in
+                let value: String =
+                    switch a.value {
+                    case .null: "nil"
+                    case .int(let v): a.column == "flag" ? (v != 0 ? "true" : "false") : "\(Stored.int(v))"
+                    case .real(let v):
+                        a.column == "stamp" ? "Date(timeIntervalSince1970: \(Stored.describe(v)))" : Stored.describe(v)
+                    default: "\(a.value)"
+                    }
+                return ".set(\\.\(a.column), to: \(value))"
+            }
+            return
+                "try tx.updateAll(Item.self, where: #Predicate { \(ControllerSpec.predicates[p].name) }, set: [\(set.joined(separator: ", "))])"
+        case .deleteAll(let p):
+            return p == 0
+                ? "try tx.deleteAll(Item.self)"
+                : "try tx.deleteAll(Item.self, where: #Predicate { \(ControllerSpec.predicates[p].name) })"
         }
     }
 

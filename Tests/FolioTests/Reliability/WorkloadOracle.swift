@@ -51,26 +51,29 @@ struct ControllerSpec: Codable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Predicates, each with the SQL that must select the same rows (written by hand,
-    /// comparing text by bytes as SQLite's BINARY collation does).
+    /// Predicates (named by their Swift source), each with the SQL that must select the same
+    /// rows (written by hand, comparing text by bytes as SQLite's BINARY collation does).
     static let predicates: [(name: String, predicate: Predicate<Item>?, sql: String?)] = {
         let nfc: String? = "é", kelvin = "\u{212A}", zero = 0.0
         return [
             ("all", nil, nil),
-            ("rank > 0", #Predicate<Item> { $0.rank > 0 }, "rank > 0"),
-            ("value >= 0.0", #Predicate<Item> { $0.value >= zero }, "value >= 0.0"),
-            ("!flag", #Predicate<Item> { $0.flag == false }, "flag = 0"),
-            ("category != nil", #Predicate<Item> { $0.category != nil }, "category IS NOT NULL"),
-            ("category == \"é\" (NFC)", #Predicate<Item> { $0.category == nfc }, "category = CAST(x'c3a9' AS TEXT)"),
-            ("name starts with K", #Predicate<Item> { $0.name.starts(with: "K") }, "substr(CAST(name AS BLOB), 1, 1) = x'4b'"),
-            ("(score ?? 0) > 5", #Predicate<Item> { ($0.score ?? 0) > 5 }, "coalesce(score, 0) > 5"),
-            ("!flag && rank != 3", #Predicate<Item> { !$0.flag && $0.rank != 3 }, "flag = 0 AND rank IS NOT 3"),
+            ("$0.rank > 0", #Predicate<Item> { $0.rank > 0 }, "rank > 0"),
+            ("$0.value >= 0.0", #Predicate<Item> { $0.value >= zero }, "value >= 0.0"),
+            ("$0.flag == false", #Predicate<Item> { $0.flag == false }, "flag = 0"),
+            ("$0.category != nil", #Predicate<Item> { $0.category != nil }, "category IS NOT NULL"),
+            ("$0.category == \"\\u{E9}\"", #Predicate<Item> { $0.category == nfc }, "category = CAST(x'c3a9' AS TEXT)"),
             (
-                "score == nil || score! < 20", #Predicate<Item> { $0.score == nil || $0.score! < 20 },
+                "$0.name.starts(with: \"K\")", #Predicate<Item> { $0.name.starts(with: "K") },
+                "substr(CAST(name AS BLOB), 1, 1) = x'4b'"
+            ),
+            ("($0.score ?? 0) > 5", #Predicate<Item> { ($0.score ?? 0) > 5 }, "coalesce(score, 0) > 5"),
+            ("!$0.flag && $0.rank != 3", #Predicate<Item> { !$0.flag && $0.rank != 3 }, "flag = 0 AND rank IS NOT 3"),
+            (
+                "$0.score == nil || $0.score! < 20", #Predicate<Item> { $0.score == nil || $0.score! < 20 },
                 "score IS NULL OR score < 20"
             ),
-            ("name == Kelvin sign", #Predicate<Item> { $0.name == kelvin }, "name = CAST(x'e284aa' AS TEXT)"),
-            ("rank < -1 (unary minus)", #Predicate<Item> { $0.rank < -1 }, "rank < -1"),
+            ("$0.name == \"\\u{212A}\"", #Predicate<Item> { $0.name == kelvin }, "name = CAST(x'e284aa' AS TEXT)"),
+            ("$0.rank < -1", #Predicate<Item> { $0.rank < -1 }, "rank < -1"),
         ]
     }()
 
@@ -133,7 +136,7 @@ struct ControllerSpec: Codable, Equatable, CustomStringConvertible {
             "SortDescriptor(\\.\($0.column)\($0.descending ? ", order: .reverse" : ""))"
         }
         var code = "var request = RecordRequest<Item>("
-        if predicate != 0 { code += "predicate: /* \(Self.predicates[predicate].name) */ p, " }
+        if predicate != 0 { code += "predicate: #Predicate { \(Self.predicates[predicate].name) }, " }
         code += "sortBy: [\(sortCode.joined(separator: ", "))]"
         if let limit { code += ", limit: \(limit)" }
         if let offset { code += ", offset: \(offset)" }
@@ -332,13 +335,16 @@ enum Oracle {
         let lower = min(spec.offset ?? 0, full.count)
         let upper = spec.limit.map { lower + min($0, full.count - lower) } ?? full.count
         var sections: [OracleResult.Section] = []
+        var current: (value: Stored, ids: [Int64])?
         for row in full[lower..<upper] {
-            if let last = sections.last, last.value.sqliteEquals(row.section) {
-                sections[sections.count - 1].ids.append(row.id)
+            if current != nil && current!.value.sqliteEquals(row.section) {
+                current!.ids.append(row.id)
             } else {
-                sections.append(.init(value: row.section, ids: [row.id]))
+                if let current { sections.append(.init(value: current.value, ids: current.ids)) }
+                current = (row.section, [row.id])
             }
         }
+        if let current { sections.append(.init(value: current.value, ids: current.ids)) }
         if spec.sections == .none { sections = [.init(value: .null, ids: sections.first?.ids ?? [])] }
         return OracleResult(sections: sections, notContiguous: notContiguous)
     }

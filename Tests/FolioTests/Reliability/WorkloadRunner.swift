@@ -156,21 +156,32 @@ enum WorkloadChild {
             let text = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
             let lines = text.split(separator: "\n").map(String.init)
             let fatal = lines.first {
-                $0.contains("Fatal error") || $0.contains("fatal error") || $0.contains("Precondition failed")
+                $0.contains("Fatal error") || $0.contains("Swift runtime failure") || $0.contains("Precondition failed")
             }
             let kind: String
             if timedOut {
                 kind = "hang"
             } else if let fatal {
-                // "…/IdentifierList.swift:45: Fatal error: Index out of range" → "crash: Index out of range"
-                let reason = fatal.components(separatedBy: "rror:").last ?? fatal
-                kind = "crash:" + reason.filter { !$0.isNumber }.prefix(80)
+                // "…/IdentifierList.swift:45: Fatal error: Index out of range" → "crash: Index out of range";
+                // "*** Swift runtime failure: arithmetic overflow ***" → "crash: arithmetic overflow".
+                let reason =
+                    (fatal.components(separatedBy: "rror:").count > 1 ? fatal.components(separatedBy: "rror:").last! : fatal)
+                    .replacingOccurrences(of: "*** Swift runtime failure:", with: "").replacingOccurrences(of: "***", with: "")
+                kind = "crash: " + reason.filter { !$0.isNumber }.trimmingCharacters(in: .whitespaces).prefix(80)
             } else {
                 kind = "crash (status \(process.terminationStatus))"
             }
-            let detail = timedOut ? "no answer after \(timeout)" : "the child process died (status \(process.terminationStatus))"
-            outcome.failure = WorkloadFailure(
-                kind: kind, message: detail + "\n  " + lines.suffix(12).joined(separator: "\n  "), step: outcome.ops.count)
+            // The fatal message and the top of the crashed thread's stack.
+            var detail = timedOut ? "no answer after \(timeout)" : "the child process died (status \(process.terminationStatus))"
+            if let fatal { detail += "\n  " + fatal.trimmingCharacters(in: .whitespaces) }
+            if let crashed = lines.firstIndex(where: { $0.contains("crashed:") }) {
+                let frames = lines[(crashed + 1)...].filter { $0.contains(" in ") && !$0.contains("[system]") }.prefix(6)
+                detail +=
+                    "\n  " + frames.map { String($0.trimmingCharacters(in: .whitespaces).prefix(220)) }.joined(separator: "\n  ")
+            } else {
+                detail += "\n  " + lines.suffix(12).joined(separator: "\n  ")
+            }
+            outcome.failure = WorkloadFailure(kind: kind, message: detail, step: outcome.ops.count)
             outcome.seconds = (ContinuousClock.now - start) / .seconds(1)
             return outcome
         } catch {
@@ -307,6 +318,25 @@ enum WorkloadShrinker {
             }
             index += 1
         }
+        // Then simpler controllers: no window, no predicate, no cache, no stream…
+        index = 0
+        while index < ops.count && complete {
+            var improved = true
+            while improved && complete {
+                improved = false
+                for simpler in ops[index].simplerVariants() {
+                    var candidate = ops
+                    candidate[index] = simpler
+                    if let f = await fails(candidate) {
+                        ops = candidate
+                        failure = f
+                        improved = true
+                        break
+                    }
+                }
+            }
+            index += 1
+        }
         return Result(
             ops: ops, failure: failure, runs: runs, seconds: (ContinuousClock.now - start) / .seconds(1), complete: complete)
     }
@@ -334,5 +364,43 @@ enum WorkloadShrinker {
             }
         }
         return code
+    }
+}
+
+extension ControllerSpec {
+    /// The same controller with one complication removed, for each there is.
+    var simplerVariants: [ControllerSpec] {
+        var result: [ControllerSpec] = []
+        func variant(_ change: (inout ControllerSpec) -> Void) {
+            var s = self
+            change(&s)
+            if s != self { result.append(s) }
+        }
+        variant {
+            $0.limit = nil
+            $0.offset = nil
+        }
+        variant { $0.limit = nil }
+        variant { $0.offset = nil }
+        variant { $0.predicate = 0 }
+        variant { $0.cacheName = nil }
+        variant { $0.stream = .none }
+        variant { $0.batchSize = 0 }
+        variant { $0.asyncFetch = false }
+        variant { $0.delegateFirst = true }
+        variant { $0.sort = 0 }
+        return result
+    }
+}
+
+extension Operation {
+    /// Variants with one controller made simpler (see ``ControllerSpec/simplerVariants``).
+    func simplerVariants() -> [Operation] {
+        switch self {
+        case .create(let slot, let spec): spec.simplerVariants.map { .create(slot: slot, spec: $0) }
+        case .setRequest(let slot, let spec, let w): spec.simplerVariants.map { .setRequest(slot: slot, spec: $0, writers: w) }
+        case .replace(let slot, let spec, let w): spec.simplerVariants.map { .replace(slot: slot, spec: $0, writers: w) }
+        default: []
+        }
     }
 }
