@@ -240,8 +240,21 @@ final class Workload {
             try store.synchronize()
         case .setRequest(let slot, let spec, let lists):
             guard let s = live(slot) else { return }
+            let expected = try readSync(store) { db in try Oracle.results(spec, db) }
             try await runWriters(lists) {
-                _ = try s.controller.setRequest(spec.request)
+                do {
+                    _ = try s.controller.setRequest(spec.request)
+                } catch {
+                    // Sections that would not be contiguous: the request is refused, the old one stays.
+                    if expected.notContiguous != nil || !lists.isEmpty {
+                        self.stats.add("fetches failing as they must")
+                        return
+                    }
+                    throw self.fail("setRequest threw", "setRequest(\(spec)) threw \(error)", slot)
+                }
+                if let reason = expected.notContiguous, lists.isEmpty {
+                    throw self.fail("fetch of non-contiguous sections", "setRequest succeeded although \(reason)", slot)
+                }
                 s.spec = spec
             }
         case .refetch(let slot, let lists):

@@ -34,8 +34,8 @@ enum WorkloadProfile: String, Codable, CaseIterable {
     /// Transactions per seed in the default run.
     var defaultSteps: Int {
         switch self {
-        case .extremes: 800
-        case .races: 700
+        case .extremes: 900
+        case .races: 800
         case .chunks: 200
         case .bulk: 120
         case .huge: 14

@@ -175,7 +175,9 @@ enum WorkloadChild {
             var detail = timedOut ? "no answer after \(timeout)" : "the child process died (status \(process.terminationStatus))"
             if let fatal { detail += "\n  " + fatal.trimmingCharacters(in: .whitespaces) }
             if let crashed = lines.firstIndex(where: { $0.contains("crashed:") }) {
-                let frames = lines[(crashed + 1)...].filter { $0.contains(" in ") && !$0.contains("[system]") }.prefix(6)
+                let frames = lines[(crashed + 1)...].filter {
+                    $0.contains(" in ") && !$0.contains("[system]") && !$0.contains("libswiftCore") && !$0.contains("libc.so")
+                }.prefix(8)
                 detail +=
                     "\n  " + frames.map { String($0.trimmingCharacters(in: .whitespaces).prefix(220)) }.joined(separator: "\n  ")
             } else {
@@ -358,7 +360,7 @@ enum WorkloadShrinker {
             case .create(let slot, let spec):
                 code += "// controller \(slot)\n" + spec.swiftCode + "\ntry controller.performFetch()\n"
             case .write(let writes):
-                code += "try store.write { tx in\n" + writes.map { "    " + $0.swiftCode + "\n" }.joined() + "}\n"
+                code += "try store.write { tx in\n" + writes.map { "    do { " + $0.swiftCode + " }\n" }.joined() + "}\n"
             default:
                 code += "// " + op.description.replacingOccurrences(of: "\n", with: "\n// ") + "\n"
             }

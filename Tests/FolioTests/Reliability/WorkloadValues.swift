@@ -298,7 +298,7 @@ extension Item {
     }
 
     var summary: String {
-        "id=\(id?.rawValue ?? -1) rank=\(Stored.int(rank)) value=\(Stored.describe(value)) stamp=\(stamp.map { Stored.describe($0.timeIntervalSince1970) } ?? "nil") name=\(Stored.swiftLiteral(name)) category=\(category.map(Stored.swiftLiteral) ?? "nil") score=\(score.map(String.init) ?? "nil") key=\(key) flag=\(flag)"
+        "id=\(id.map { String($0.rawValue) } ?? "nil") rank=\(Stored.int(rank)) value=\(Stored.describe(value)) stamp=\(stamp.map { Stored.describe($0.timeIntervalSince1970) } ?? "nil") name=\(Stored.swiftLiteral(name)) category=\(category.map(Stored.swiftLiteral) ?? "nil") score=\(score.map(String.init) ?? "nil") key=\(key) flag=\(flag)"
     }
 }
 
