@@ -27,7 +27,9 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strict),
+            // Internal invariants (`_checkInvariants()`) are checked after every mutation in
+            // debug builds, the tests' configuration; release builds compile them out.
+            swiftSettings: strict + [.define("FOLIO_INTERNAL_CHECKS", .when(configuration: .debug))]),
         .executableTarget(
             name: "FeedLoader",
             dependencies: [

@@ -281,7 +281,7 @@ struct BackgroundFetchTests {
                 _ = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM article")
                 withUnsafeCurrentTask { $0?.cancel() }  // between two statements
                 let (ids, _) = try IdentifierScan.run(
-                    db, SQLBuilder.identifiers(query), withSection: false, diagnostics: diagnostics)
+                    db, SQLBuilder.identifiers(query), diagnostics: diagnostics)
                 return ids.count
             }
         }.result

@@ -323,10 +323,21 @@ struct ControllerTests {
         await controller.waitForChanges()
         #expect(controller.snapshot.numberOfItems == 5, "the results stay as fetched")
         let delegate = RecordingDelegate()
+        let recorder = SQLRecorder(store)
         controller.delegate = delegate
         #expect(controller.trackingMode == .memory)
-        #expect(controller.snapshot.numberOfItems == 6, "tracking starts by catching up")
-        #expect(delegate.changeSets.last?.insertedItems.count == 1)
+        #expect(
+            recorder.statements.filter { $0.contains(#"FROM "article""#) }.isEmpty,
+            "setting the delegate fetches nothing on the caller: \(recorder.statements)")
+        #expect(controller.snapshot.numberOfItems == 5)
+        await controller.waitForChanges()
+        #expect(controller.snapshot.numberOfItems == 6, "tracking starts by catching up, off the caller")
+        #expect(delegate.changeSets == [.reload], "which records changed meanwhile is unknown: a reload")
+        // Then it follows commits one by one.
+        var b = Article(title: "b", score: 3)
+        try writeSync(store) { tx in try tx.insert(&b) }
+        await controller.waitForChanges()
+        #expect(delegate.changeSets.last?.insertedItems == [IndexPath(item: 5, section: 0)])
     }
 
     @Test func snapshotDifference() throws {

@@ -35,7 +35,11 @@ public final class FetchedResultsController<R: PersistentRecord> {
     public let sectionKey: SectionKey<R>?
     /// The name of the persistent section cache, or `nil`.
     public let cacheName: String?
-    /// Receives the changes. Setting one on a fetched controller starts tracking.
+    /// Receives the changes. Setting one on a fetched controller starts tracking without
+    /// fetching again on the caller (only the table's change token is read): if the table
+    /// changed since the fetch, a catch-up on the store's writer queue rescans and delivers
+    /// ``ChangeSet/reload``.
+    /// - Complexity: O(1).
     public weak var delegate: (any FetchedResultsControllerDelegate<R>)? {
         didSet { startTrackingIfNeeded() }
     }
@@ -43,6 +47,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
     /// (what subclasses override `sectionIndexTitle(forSectionName:)` for in the original).
     /// When not set: the month (`YYYY-MM`) of `.day` sections, and otherwise the name's
     /// first character, capitalized, as in the original.
+    /// - Complexity: O(1); the titles are computed again at the next read of ``sections``.
     public var sectionIndexTitle: (@MainActor (String) -> String?)? = nil {
         didSet {
             sectionInfos = nil
@@ -51,10 +56,24 @@ public final class FetchedResultsController<R: PersistentRecord> {
     }
 
     /// Name and index title by section value: computed once per section, not per change.
-    private var sectionNames: [DatabaseValue: (name: String, indexTitle: String?)] = [:]
+    private var sectionNames: [SQLiteValue: (name: String, indexTitle: String?)] = [:]
 
     /// What the last ``performFetch()`` did with the persistent cache.
+    /// - Complexity: O(1).
     public private(set) var lastCacheOutcome: SectionCache.Outcome = .notUsed
+
+    /// Why the controller could not follow the store at its last attempt, or `nil`.
+    ///
+    /// A tracking controller that cannot follow a commit — the database cannot be read, or
+    /// the rows no longer fall into contiguous sections — keeps showing what it showed, sets
+    /// this, and tells the delegate (``FetchedResultsControllerDelegate/controller(_:didFailWith:)``)
+    /// and ``updates`` (a ``ControllerUpdate`` with ``ControllerUpdate/error`` set). It tries
+    /// again, from scratch, at the next commit to its table, and delivers
+    /// ``ChangeSet/reload`` when it succeeds; this is then `nil` again. ``performFetch()``
+    /// and ``setRequest(_:)`` throw their errors instead, and clear this when they succeed.
+    ///
+    /// - Complexity: O(1).
+    public private(set) var lastError: FolioError?
 
     private var presented: ResultsState?
     private var sectionInfos: [SectionInfo]?
@@ -64,14 +83,20 @@ public final class FetchedResultsController<R: PersistentRecord> {
     private var appliedSerial: UInt64 = 0
     private var waiters: [CheckedContinuation<Void, Never>] = []
     private var cacheWriteTask: Task<Void, Never>?
+    /// The last catch-up scheduled on the writer's queue (each waits for the one before).
+    private var catchUpTask: Task<Void, Never>?
+    /// What the last fetch read, kept while nothing tracks it: tracking starts from it.
+    private var untracked: ResultsLoad.Loaded?
 
     /// Creates a controller. Nothing is read until ``performFetch()``.
     ///
     /// - Parameters:
     ///   - request: at least one sort descriptor; with sections, the first one must sort
     ///     by the section key's attribute.
+    ///   - store: the store to fetch from and follow.
     ///   - sectionBy: the section key, or `nil` for a single section.
     ///   - cacheName: a plain file name for the persistent section cache.
+    /// - Complexity: O(1); reads nothing.
     public init(_ request: RecordRequest<R>, store: Store, sectionBy: SectionKey<R>? = nil, cacheName: String? = nil) {
         self.fetchRequest = request
         self.store = store
@@ -88,6 +113,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
     }
 
     /// How the controller follows the store now.
+    /// - Complexity: O(1).
     public var trackingMode: TrackingMode {
         guard wantsTracking else { return .none }
         return cacheName == nil ? .memory : .persistent
@@ -102,25 +128,42 @@ public final class FetchedResultsController<R: PersistentRecord> {
     ///
     /// - Throws: ``FolioError/missingSortDescriptor(entity:)``,
     ///   ``FolioError/sectionKeyNotLeadingSort(sectionKey:firstSort:)``,
+    ///   ``FolioError/sectionsNotContiguous(_:)``,
     ///   ``FolioError/invalidCacheName(_:reason:)``, predicate errors, SQLite errors.
+    /// - Complexity: one identifier scan, O(n), on the calling thread (or one cache file read);
+    ///   commits that land meanwhile are caught up with afterwards, on the store's writer queue.
     public func performFetch() throws {
         _ = nextGeneration()
-        let (state, tracker) = try load(fetchRequest)
-        replaceTracker(tracker)
-        setPresented(state)
+        let load = try makeLoad(fetchRequest)
+        let loaded: ResultsLoad.Loaded
+        do {
+            loaded = try store.readSync { db in try load.read(db) }
+        } catch {
+            load.abandon(store)
+            throw error
+        }
+        setPresented(install(load, loaded))
     }
 
     /// Fetches like ``performFetch()``, reading on a background connection so the main
     /// actor stays free during the identifier scan.
+    ///
+    /// - Complexity: one identifier scan, O(n), off the main actor.
     public func performFetch() async throws {
         let generation = nextGeneration()
-        let (state, tracker) = try await loadAsync(fetchRequest)
+        let load = try makeLoad(fetchRequest)
+        let loaded: ResultsLoad.Loaded
+        do {
+            loaded = try await store.read { db in try load.read(db) }
+        } catch {
+            load.abandon(store)
+            throw error
+        }
         guard generation == self.generation else {
-            if let tracker { tracker.stop(); store.hub.unsubscribe(tracker) }
+            load.abandon(store)
             return
         }
-        replaceTracker(tracker)
-        setPresented(state)
+        setPresented(install(load, loaded))
     }
 
     private var generation = 0
@@ -132,12 +175,23 @@ public final class FetchedResultsController<R: PersistentRecord> {
     /// Replaces the request on a live controller — a new predicate, sort, limit — and
     /// reports the difference from what was shown as a change set (also delivered to the
     /// delegate and to ``changes``).
+    ///
+    /// - Complexity: one identifier scan, O(n), on the calling thread, and a difference,
+    ///   O(n log n); past 100,000 rows (old and new together) the change set is
+    ///   ``ChangeSet/reload``.
     @discardableResult
     public func setRequest(_ request: RecordRequest<R>) throws -> ChangeSet {
         _ = nextGeneration()
-        let (state, tracker) = try load(request)
+        let load = try makeLoad(request)
+        let loaded: ResultsLoad.Loaded
+        do {
+            loaded = try store.readSync { db in try load.read(db) }
+        } catch {
+            load.abandon(store)
+            throw error
+        }
         fetchRequest = request
-        replaceTracker(tracker)
+        let state = install(load, loaded)
         guard let old = presented else {
             setPresented(state)
             return ChangeSet()
@@ -147,14 +201,23 @@ public final class FetchedResultsController<R: PersistentRecord> {
         let change =
             old.ids.count + state.ids.count > 100_000
             ? ChangeSet.reload
-            : ResultsTracker.limitReload(ChangeSetBuilder.diff(old: old, new: state, changed: nil))
+            : ResultsUpdater.limitReload(ChangeSetBuilder.diff(old: old, new: state, changed: nil))
         deliver(change, newState: state)
         return change
     }
 
-    /// Waits until every commit made so far has been delivered.
+    /// Waits until every commit made so far has been delivered (and any catch-up the
+    /// controller scheduled has run).
+    ///
+    /// - Complexity: O(1) to check; it suspends until the deliveries arrive.
     public func waitForChanges() async {
-        while let tracker, appliedSerial < tracker.serial {
+        while true {
+            if let task = catchUpTask {
+                await task.value
+                if catchUpTask == task { catchUpTask = nil }
+                continue
+            }
+            guard let tracker, appliedSerial < tracker.serial else { return }
             await withCheckedContinuation { waiters.append($0) }
         }
     }
@@ -172,44 +235,14 @@ public final class FetchedResultsController<R: PersistentRecord> {
         return (query, try sectionKey.expression())
     }
 
-    /// Everything a fetch needs, prepared on the main actor.
-    private struct LoadPlan: Sendable {
-        var query: CompiledQuery
-        var section: SectionExpression?
-        var cacheURL: URL?
-        var fingerprint: SectionCache.Fingerprint
-        var tracker: ResultsTracker?
-        var diagnostics: Diagnostics
-
-        /// Reads the state — from the cache when valid — in one read transaction.
-        func read(_ db: Database) throws -> (ResultsState, SectionCache.Outcome, Int64) {
-            let token = try Store.changeToken(table: query.table, db)
-            var outcome = SectionCache.Outcome.notUsed
-            if let cacheURL {
-                switch SectionCache.read(cacheURL, expecting: fingerprint, token: token) {
-                case .success(let state): return (state, .reused, token)
-                case .failure(let reason): outcome = .rebuilt(reason)
-                }
-            }
-            let state = try ResultsTracker.fetchFull(db, query: query, section: section, diagnostics: diagnostics)
-            return (state, outcome, token)
-        }
-    }
-
-    /// Validates the request and subscribes a tracker first, so that no commit can fall
-    /// between the read and the tracking.
-    private func plan(_ request: RecordRequest<R>) throws -> LoadPlan {
+    /// Validates the request and, when the controller tracks, subscribes a tracker first,
+    /// so that no commit can fall between the read and the tracking.
+    private func makeLoad(_ request: RecordRequest<R>) throws -> ResultsLoad {
         let (query, section) = try validatedQuery(request)
         let cacheURL = try cacheName.map { try SectionCache.url(forName: $0, in: store) }
-        var tracker: ResultsTracker? = nil
-        if wantsTracking {
-            let t = ResultsTracker(query: query, section: section, diagnostics: store.diagnostics, readsToken: cacheName != nil)
-            store.hub.subscribe(t)
-            tracker = t
-        }
-        return LoadPlan(
-            query: query, section: section, cacheURL: cacheURL, fingerprint: fingerprint(query),
-            tracker: tracker, diagnostics: store.diagnostics)
+        return ResultsLoad(
+            query: query, section: section, cacheURL: cacheURL, fingerprint: fingerprint(query), tracking: wantsTracking,
+            store: store)
     }
 
     private func fingerprint(_ query: CompiledQuery) -> SectionCache.Fingerprint {
@@ -218,63 +251,44 @@ public final class FetchedResultsController<R: PersistentRecord> {
             sectionKey: sectionKeyFingerprint)
     }
 
-    /// The section key and how it is computed (its SQL), so that a cache written by a
-    /// version of Folio that computed sections differently is not reused.
+    /// The section key and how it is computed (its SQL, and that section values are stored
+    /// as exact bytes), so that a cache written by a version of Folio that computed sections
+    /// differently is not reused.
     private var sectionKeyFingerprint: String {
         guard let sectionKey else { return "-" }
         let expression = try? sectionKey.expression()
         return
-            "\(sectionKey.description) sql=\(expression?.fragment.fingerprint ?? "?") day=\(expression?.dayOffset.map(String.init) ?? "-")"
+            "\(sectionKey.description) sql=\(expression?.fragment.fingerprint ?? "?") day=\(expression?.dayOffset.map(String.init) ?? "-") values=exact"
     }
 
-    /// Installs what was read. The tracker it returns with `catchUp` saw commits while the
-    /// state was read: run its ``ResultsTracker/catchUp(_:)`` on the writer's queue now
-    /// (their change set is delivered after this state), not at a next commit that may
-    /// never come.
-    private func finish(_ plan: LoadPlan, _ loaded: (ResultsState, SectionCache.Outcome, Int64))
-        -> (state: ResultsState, tracker: ResultsTracker?, catchUp: ResultsTracker?)
-    {
-        let (full, outcome, token) = loaded
-        let needsCatchUp = plan.tracker?.install(full) ?? false
-        lastCacheOutcome = outcome
+    /// Installs what was read and starts its tracker (catching up on the writer's queue if
+    /// commits landed during the read); returns the state to present.
+    private func install(_ load: ResultsLoad, _ loaded: ResultsLoad.Loaded) -> ResultsState {
+        lastCacheOutcome = loaded.outcome
+        lastError = nil
         // What later commits need to rewrite the cache (windowed results are not cached live).
-        liveCache = plan.cacheURL.flatMap { plan.query.isWindowed ? nil : ($0, plan.fingerprint) }
-        if let cacheURL = plan.cacheURL, outcome != .reused {
-            scheduleCacheWrite(full, fingerprint: plan.fingerprint, token: token, to: cacheURL, delay: false)
+        liveCache = load.cacheURL.flatMap { load.updater.query.isWindowed ? nil : ($0, load.fingerprint) }
+        if let cacheURL = load.cacheURL, loaded.outcome != .reused {
+            scheduleCacheWrite(loaded.full, fingerprint: load.fingerprint, token: loaded.token, to: cacheURL, delay: false)
         }
-        let query = plan.query
-        let presentedState = query.isWindowed ? full.window(offset: query.offset ?? 0, limit: query.limit) : full
-        return (presentedState, plan.tracker, needsCatchUp ? plan.tracker : nil)
+        replaceTracker(load.tracker)
+        untracked = load.tracker == nil ? loaded : nil
+        if let tracker = load.install(loaded) { scheduleCatchUp(tracker) }
+        return load.updater.present(loaded.full)
     }
 
-    private func abandon(_ plan: LoadPlan) {
-        if let tracker = plan.tracker {
-            tracker.stop()
-            store.hub.unsubscribe(tracker)
-        }
-    }
-
-    private func load(_ request: RecordRequest<R>) throws -> (ResultsState, ResultsTracker?) {
-        let plan = try plan(request)
-        do {
-            let loaded = finish(plan, try store.readSync { db in try plan.read(db) })
-            if let tracker = loaded.catchUp { try store.onWriterQueue { db in tracker.catchUp(db) } }
-            return (loaded.state, loaded.tracker)
-        } catch {
-            abandon(plan)
-            throw error
-        }
-    }
-
-    private func loadAsync(_ request: RecordRequest<R>) async throws -> (ResultsState, ResultsTracker?) {
-        let plan = try plan(request)
-        do {
-            let loaded = finish(plan, try await store.read { db in try plan.read(db) })
-            if let tracker = loaded.catchUp { try await store.onWriterQueue { db in tracker.catchUp(db) } }
-            return (loaded.state, loaded.tracker)
-        } catch {
-            abandon(plan)
-            throw error
+    /// Runs `tracker`'s catch-up on the writer's queue, after any catch-up scheduled before.
+    private func scheduleCatchUp(_ tracker: ResultsTracker) {
+        let store = self.store
+        let previous = catchUpTask
+        catchUpTask = Task { [weak self] in
+            await previous?.value
+            do {
+                try await ResultsLoad.catchUp(tracker, on: store)
+            } catch {
+                guard let self, self.tracker === tracker else { return }
+                self.report(FolioError.following(error))
+            }
         }
     }
 
@@ -297,29 +311,55 @@ public final class FetchedResultsController<R: PersistentRecord> {
         }
     }
 
+    /// A delegate or a subscriber arrived on a controller fetched without one: follow the
+    /// store from what was fetched. The results are not read again here, on the caller:
+    /// only the table's change token is, after subscribing. If it moved since the fetch, a
+    /// catch-up on the writer's queue rescans and delivers ``ChangeSet/reload``; commits
+    /// from now on are followed one by one.
     private func startTrackingIfNeeded() {
-        guard presented != nil, tracker == nil, wantsTracking else { return }
-        _ = try? setRequest(fetchRequest)
+        guard presented != nil, tracker == nil, wantsTracking, let loaded = untracked else { return }
+        untracked = nil
+        do {
+            let (query, section) = try validatedQuery(fetchRequest)
+            let tracker = ResultsTracker(
+                query: query, section: section, diagnostics: store.diagnostics, readsToken: cacheName != nil)
+            store.hub.subscribe(tracker)
+            replaceTracker(tracker)
+            // Subscribed first: a commit after this read is noted by the tracker.
+            let token = try? store.readSync { db in try Store.changeToken(table: query.table, db) }
+            if tracker.install(loaded.full, token: loaded.token, changedSinceRead: token != loaded.token) {
+                scheduleCatchUp(tracker)
+            }
+        } catch {
+            report(FolioError.following(error))
+        }
     }
 
     // MARK: Delivery
 
     private func receive(_ delivery: ResultsTracker.Delivery, from source: ResultsTracker) {
         guard source === tracker else { return }
-        appliedSerial = delivery.serial
-        if delivery.change.isReload {
-            // The tracker lost track: read afresh, and tell the delegate to reload.
-            if let (state, tracker) = try? load(fetchRequest) {
-                replaceTracker(tracker)
-                deliver(.reload, newState: state)
-                return
+        appliedSerial = Swift.max(appliedSerial, delivery.serial)
+        switch delivery.event {
+        case .change(let change, let state, let changed, let token):
+            lastError = nil
+            deliver(change, newState: state, changed: changed)
+            if let token, let (url, fingerprint) = liveCache {
+                scheduleCacheWrite(state, fingerprint: fingerprint, token: token, to: url, delay: true)
             }
-        }
-        deliver(delivery.change, newState: delivery.state, changed: delivery.changed)
-        if let token = delivery.token, let (url, fingerprint) = liveCache {
-            scheduleCacheWrite(delivery.state, fingerprint: fingerprint, token: token, to: url, delay: true)
+        case .failure(let error):
+            report(error)
         }
         resumeWaiters()
+    }
+
+    /// The controller could not follow the store: say so everywhere errors are heard.
+    private func report(_ error: FolioError) {
+        lastError = error
+        if !updateSubscribers.isEmpty {
+            updateSubscribers.yield(ControllerUpdate(changes: ChangeSet(), snapshot: snapshot, error: error))
+        }
+        delegate?.controller(self, didFailWith: error)
     }
 
     private func resumeWaiters() {
@@ -330,6 +370,9 @@ public final class FetchedResultsController<R: PersistentRecord> {
         for waiter in ready { waiter.resume() }
     }
 
+    /// Applies a change set. `changed` are the rows touched since the previous delivery:
+    /// records loaded before and not among them are handed to the new results; `nil`
+    /// (unknown, a reload, a request change) hands none over.
     private func deliver(_ change: ChangeSet, newState: ResultsState, changed: Set<Int64>? = nil) {
         let oldSections = delegate == nil ? [] : sections
         let held = changed.flatMap { changed in results?.loader.heldRecords(excluding: changed) } ?? [:]
@@ -375,7 +418,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
         inheritedRecords = [:]
     }
 
-    /// Records the previous results had loaded and the last commit did not touch.
+    /// Records the previous results had loaded and no commit touched since.
     private var inheritedRecords: [Int64: R] = [:]
 
     // MARK: Change sets as a sequence
@@ -384,7 +427,13 @@ public final class FetchedResultsController<R: PersistentRecord> {
     /// order. Each access returns a new sequence; iterating it starts tracking.
     ///
     /// The controller does not wait for consumers: when reading its state while handling a
-    /// change set, use ``updates``, which delivers the matching snapshot with it.
+    /// change set, use ``updates``, which delivers the matching snapshot with it. Errors
+    /// are not in this sequence: see ``lastError`` and ``updates``.
+    ///
+    /// Subscribing to a controller fetched without tracking starts tracking without fetching
+    /// again on the caller (only the table's change token is read); if the table changed
+    /// since the fetch, the first change set is ``ChangeSet/reload``.
+    /// - Complexity: O(1).
     public var changes: AsyncStream<ChangeSet> {
         defer { startTrackingIfNeeded() }
         return changeSubscribers.subscribe()
@@ -396,6 +445,11 @@ public final class FetchedResultsController<R: PersistentRecord> {
     /// Prefer this to ``changes`` when the consumer may run behind: by the time it reads a
     /// change set, the controller may have applied later ones, but the snapshot delivered
     /// with it is the state that change set produced.
+    ///
+    /// When the controller cannot follow a commit, an update with ``ControllerUpdate/error``
+    /// set comes instead (its change set empty, its snapshot unchanged), and the sequence
+    /// goes on: the controller recovers at a later commit (see ``lastError``).
+    /// - Complexity: O(1).
     public var updates: AsyncStream<ControllerUpdate> {
         defer { startTrackingIfNeeded() }
         return updateSubscribers.subscribe()
@@ -408,6 +462,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
 
     /// The results, lazily loaded in batches of the request's batch size; `nil` before
     /// ``performFetch()``. Never a copied array.
+    /// - Complexity: O(1); loads nothing (subscripting it loads batches).
     public var fetchedObjects: FetchedRecords<R>? {
         if let results { return results }
         guard let presented else { return nil }
@@ -423,6 +478,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
     }
 
     /// The sections. Computed from counts held in memory; loads no record.
+    /// - Complexity: O(sections) the first time after a change, O(1) after that.
     public var sections: [SectionInfo] {
         if let sectionInfos { return sectionInfos }
         guard let presented else { return [] }
@@ -455,6 +511,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
     }
 
     /// The index titles of the sections, in order, without repeats.
+    /// - Complexity: O(sections).
     public var sectionIndexTitles: [String] {
         var seen = Set<String>()
         return sections.compactMap(\.indexTitle).filter { seen.insert($0).inserted }
@@ -463,6 +520,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
     /// The section a section-index title jumps to: the first section with that title;
     /// for a title with no section, the first section whose title sorts after it (or the
     /// last section). `index` is the title's position in ``sectionIndexTitles``.
+    /// - Complexity: O(sections).
     public func section(forSectionIndexTitle title: String, at index: Int) -> Int {
         let all = sections
         if let exact = all.firstIndex(where: { $0.indexTitle == title }) { return exact }
@@ -472,14 +530,27 @@ public final class FetchedResultsController<R: PersistentRecord> {
 
     /// The record at an index path (loading its batch if needed); `nil` if it was deleted
     /// since the last change set was delivered.
+    ///
+    /// The record is the stored one: a record loaded before a commit that changed it is
+    /// read again once that commit's change set is delivered.
+    ///
+    /// Inside one of the store's own `read` or `write` closures the store cannot read
+    /// (its connection is busy with the closure): the record is returned when its batch is
+    /// already loaded, and otherwise the call stops with a precondition failure that names
+    /// the misuse — never a `nil` that would read as "deleted". Read records before or
+    /// after the closure, or through its ``WriteTransaction``.
+    /// - Complexity: O(1) when the item's batch is loaded; otherwise one query that loads
+    ///   the batch (`batchSize` records).
     public func object(at indexPath: IndexPath) -> R? {
         guard let objects = fetchedObjects else { return nil }
         return objects[flatIndex(indexPath)]
     }
 
     /// The identifier at an index path. Loads nothing.
+    /// - Complexity: O(1).
     public func identifier(at indexPath: IndexPath) -> RecordID {
-        RecordID(presented!.ids[flatIndex(indexPath)])
+        guard let presented else { preconditionFailure("identifier(at:) before performFetch(): there are no results yet") }
+        return RecordID(presented.ids[flatIndex(indexPath)])
     }
 
     /// The index path of a record, or `nil` if it is not in the results.
@@ -489,7 +560,8 @@ public final class FetchedResultsController<R: PersistentRecord> {
         return ResultsState.path(of: index, offsets: presented.offsets)
     }
 
-    /// The sections and identifiers now, loading no record. O(sections).
+    /// The sections and identifiers now, loading no record.
+    /// - Complexity: O(sections); the identifiers are shared, not copied.
     public var snapshot: Snapshot {
         Snapshot(state: presented ?? .empty(sectioned: sectionKey != nil), sections: sections)
     }
@@ -514,11 +586,13 @@ public final class FetchedResultsController<R: PersistentRecord> {
     }
 
     /// Waits for a pending cache write (tests, and before quitting).
+    /// - Complexity: O(1); suspends until the write ends.
     public func flushCache() async {
         await cacheWriteTask?.value
     }
 
     /// Deletes the cache file with `name` (all of the store's caches when `nil`).
+    /// - Complexity: O(cache files).
     public static func deleteCache(withName name: String?, in store: Store) throws {
         try SectionCache.delete(name: name, in: store)
     }

@@ -21,7 +21,8 @@ public enum TrackingMode: Sendable, Hashable {
 /// The callbacks of one commit come in this order: ``controllerWillChangeContent(_:)``;
 /// section changes (deletions, then insertions); object changes (deletions, insertions,
 /// moves, updates); ``controllerDidChangeContent(_:)``; then the change set and the
-/// snapshot variants. Every method has an empty default implementation.
+/// snapshot variants. ``controller(_:didFailWith:)`` comes alone, when a commit could not
+/// be followed. Every method has an empty default implementation.
 @MainActor
 public protocol FetchedResultsControllerDelegate<ResultType>: AnyObject {
     associatedtype ResultType: PersistentRecord
@@ -43,6 +44,10 @@ public protocol FetchedResultsControllerDelegate<ResultType>: AnyObject {
     func controller(_ controller: FetchedResultsController<ResultType>, didChangeContentWith changes: ChangeSet)
     /// The new snapshot (identifiers only), for a diffable data source.
     func controller(_ controller: FetchedResultsController<ResultType>, didChangeContentWith snapshot: Snapshot)
+    /// The controller could not follow a commit (see ``FetchedResultsController/lastError``):
+    /// its results stay as they were until a later commit, after which it delivers
+    /// ``ChangeSet/reload``. No other callback comes with this one.
+    func controller(_ controller: FetchedResultsController<ResultType>, didFailWith error: FolioError)
 }
 
 extension FetchedResultsControllerDelegate {
@@ -58,4 +63,5 @@ extension FetchedResultsControllerDelegate {
     public func controllerDidChangeContent(_ controller: FetchedResultsController<ResultType>) {}
     public func controller(_ controller: FetchedResultsController<ResultType>, didChangeContentWith changes: ChangeSet) {}
     public func controller(_ controller: FetchedResultsController<ResultType>, didChangeContentWith snapshot: Snapshot) {}
+    public func controller(_ controller: FetchedResultsController<ResultType>, didFailWith error: FolioError) {}
 }

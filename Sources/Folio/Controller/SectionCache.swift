@@ -46,25 +46,27 @@ public enum SectionCache {
         var blob: Data?
         var count: Int
 
+        /// Text is kept as its exact bytes (in `blob`): a section's identity is its bytes,
+        /// NULs and invalid UTF-8 included, which a JSON string would not keep.
         init(_ run: SectionRun) {
             count = run.count
-            switch run.value.storage {
+            switch run.value {
             case .null: kind = "null"
-            case .int64(let v): kind = "int"; integer = v
-            case .double(let v): kind = "real"; real = v
-            case .string(let v): kind = "text"; text = v
-            case .blob(let v): kind = "blob"; blob = v
+            case .integer(let v): kind = "int"; integer = v
+            case .real(let v): kind = "real"; real = v
+            case .text(let bytes): kind = "text"; blob = Data(bytes)
+            case .blob(let bytes): kind = "blob"; blob = Data(bytes)
             }
         }
 
         var run: SectionRun? {
-            let value: DatabaseValue
+            let value: SQLiteValue
             switch kind {
             case "null": value = .null
-            case "int": guard let integer else { return nil }; value = integer.databaseValue
-            case "real": guard let real else { return nil }; value = real.databaseValue
-            case "text": guard let text else { return nil }; value = text.databaseValue
-            case "blob": guard let blob else { return nil }; value = blob.databaseValue
+            case "int": guard let integer else { return nil }; value = .integer(integer)
+            case "real": guard let real, !real.isNaN else { return nil }; value = .real(real)
+            case "text": guard let blob else { return nil }; value = .text(Array(blob))
+            case "blob": guard let blob else { return nil }; value = .blob(Array(blob))
             default: return nil
             }
             return SectionRun(value: value, count: count)
@@ -121,13 +123,15 @@ public enum SectionCache {
             let idsStart = headerStart + headerLength
             guard header.count >= 0, idsStart + header.count * 8 == body else { return .failure("identifier count differs") }
             let runs = header.runs.compactMap(\.run)
-            guard runs.count == header.runs.count, runs.reduce(0, { $0 + $1.count }) == header.count || !header.sectioned
-            else { return .failure("section counts differ") }
+            guard runs.count == header.runs.count else { return .failure("unreadable section") }
             var builder = IdentifierList.Builder()
             for i in 0..<header.count {
                 builder.append(Int64(littleEndian: raw.loadUnaligned(fromByteOffset: idsStart + i * 8, as: Int64.self)))
             }
-            return .success(ResultsState(ids: builder.finish(), runs: runs, sectioned: header.sectioned))
+            guard let state = ResultsState(validating: builder.finish(), runs: runs, sectioned: header.sectioned) else {
+                return .failure("section counts differ")
+            }
+            return .success(state)
         }
     }
 

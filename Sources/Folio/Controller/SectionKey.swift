@@ -87,48 +87,73 @@ public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomString
         }
     }
 
-    /// The SQL expression of the section value, and the Swift transform applied to it.
+    /// The SQL expression of the section value, and how its value becomes a section.
     func expression() throws -> SectionExpression {
         let column = try R.entity.column(for: keyPath)
         switch kind {
-        case .attribute: return SectionExpression(fragment: SQLBuilder.section(attribute: column))
+        case .attribute: return SectionExpression(fragment: SQLBuilder.section(attribute: column), kind: .value)
         case .day(let offset):
             // The raw column: the day number is computed while stepping, far cheaper than
             // SQLite formatting a date string for every row.
-            return SectionExpression(
-                fragment: SQLBuilder.section(attribute: column), dayOffset: offset,
-                transform: { DayNumber.value(of: $0, offsetSeconds: offset) })
-        case .firstLetter: return SectionExpression(fragment: SQLBuilder.section(firstLetterOf: column))
-        case .computed: return SectionExpression(fragment: SQLBuilder.section(attribute: column), transform: transform)
+            return SectionExpression(fragment: SQLBuilder.section(attribute: column), kind: .day(offsetSeconds: offset))
+        case .firstLetter: return SectionExpression(fragment: SQLBuilder.section(firstLetterOf: column), kind: .value)
+        case .computed:
+            guard let transform else { return SectionExpression(fragment: SQLBuilder.section(attribute: column), kind: .value) }
+            return SectionExpression(fragment: SQLBuilder.section(attribute: column), kind: .computed(transform))
         }
     }
 
     /// The section's name for a section value.
-    func name(of value: DatabaseValue) -> String {
-        if case .day = kind, case .int64(let day) = value.storage { return DayNumber.name(of: day) }
+    func name(of value: SQLiteValue) -> String {
+        if case .day = kind, case .integer(let day) = value { return DayNumber.name(of: day) }
         return Self.name(of: value)
     }
 
-    static func name(of value: DatabaseValue) -> String {
-        switch value.storage {
+    /// A value as text: text as itself (invalid UTF-8 repaired, for display only), numbers
+    /// in decimal, blobs in hexadecimal, `""` for NULL.
+    static func name(of value: SQLiteValue) -> String {
+        switch value {
         case .null: ""
-        case .string(let s): s
-        case .int64(let i): String(i)
-        case .double(let d): String(d)
+        case .text(let bytes): String(decoding: bytes, as: UTF8.self)
+        case .integer(let i): String(i)
+        case .real(let d): String(d)
         case .blob(let b): b.map { String(format: "%02x", $0) }.joined()
         }
     }
 }
 
-/// How a section value is read: an SQL expression, optionally passed through Swift.
+/// How a section value is read: an SQL expression, and what turns its value into the
+/// section's identity.
 struct SectionExpression: Sendable {
-    var fragment: SQLFragment
-    /// Set for day sections: the column is a date, sections are its day numbers.
-    var dayOffset: Int? = nil
-    var transform: (@Sendable (DatabaseValue) -> DatabaseValue)? = nil
+    enum Kind: Sendable {
+        /// The expression's value is the section.
+        case value
+        /// The expression is a date: the section is its day number (numbers only; any other
+        /// stored value is its own section).
+        case day(offsetSeconds: Int)
+        /// The expression's value passes through the app's closure (``SectionKey/computed(_:name:_:)``).
+        /// User code: never called while a lock is held.
+        case computed(@Sendable (DatabaseValue) -> DatabaseValue)
+    }
 
+    var fragment: SQLFragment
+    var kind: Kind
+
+    /// The day sections' time-zone offset, `nil` for other kinds.
+    var dayOffset: Int? {
+        if case .day(let offset) = kind { return offset }
+        return nil
+    }
+
+    /// The section of a row whose section expression has the value `raw`.
     @inline(__always)
-    func value(_ raw: DatabaseValue) -> DatabaseValue { transform.map { $0(raw) } ?? raw }
+    func value(of raw: SQLiteValue) -> SQLiteValue {
+        switch kind {
+        case .value: return raw
+        case .day(let offset): return DayNumber.value(of: raw, offsetSeconds: offset)
+        case .computed(let transform): return SQLiteValue(transform(raw.databaseValue))
+        }
+    }
 }
 
 /// Days since 1970-01-01 of a stored date, and their `YYYY-MM-DD` names.
@@ -146,11 +171,13 @@ enum DayNumber {
         return Int64(days)
     }
 
-    static func value(of stored: DatabaseValue, offsetSeconds: Int) -> DatabaseValue {
-        switch stored.storage {
-        case .double(let seconds): of(seconds: seconds, offsetSeconds: offsetSeconds).databaseValue
-        case .int64(let seconds): of(seconds: Double(seconds), offsetSeconds: offsetSeconds).databaseValue
-        default: .null
+    /// The day of a stored date; a value that is not a number (NULL, or text or a blob
+    /// written by raw SQL) is its own section, so sections still follow the sort.
+    static func value(of stored: SQLiteValue, offsetSeconds: Int) -> SQLiteValue {
+        switch stored {
+        case .real(let seconds): .integer(of(seconds: seconds, offsetSeconds: offsetSeconds))
+        case .integer(let seconds): .integer(of(seconds: Double(seconds), offsetSeconds: offsetSeconds))
+        default: stored
         }
     }
 

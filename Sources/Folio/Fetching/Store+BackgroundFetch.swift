@@ -78,7 +78,7 @@ extension Store {
                 }
                 if batched {
                     let (ids, _) = try IdentifierScan.run(
-                        db, SQLBuilder.identifiers(query), withSection: false, diagnostics: diagnostics, progress: report)
+                        db, SQLBuilder.identifiers(query), diagnostics: diagnostics, progress: report)
                     return .identifiers(ids)
                 }
                 return .records(try Self.fetchRecords(query, in: db, diagnostics: diagnostics, progress: report))

@@ -4,7 +4,7 @@ import GRDB
 /// Translates a Foundation `#Predicate` into an SQL `WHERE` fragment with bound values.
 ///
 /// Supported: `==`, `!=`, `<`, `<=`, `>`, `>=`, `&&`, `||`, `!`, comparisons with `nil`,
-/// `??`, `+ - *`, `String.contains(_:)`, `starts(with:)`, membership in a literal
+/// `??`, `+ - *`, unary minus (negative literals included), `String.contains(_:)`, `starts(with:)`, membership in a literal
 /// array (`[a, b].contains($0.x)`), and Bool attributes used as conditions. Anything
 /// else throws ``FolioError/unsupportedPredicate(expression:reason:)`` naming the part;
 /// Folio never falls back to filtering in memory.
@@ -185,6 +185,23 @@ extension PredicateExpressions.Arithmetic: FolioTranslatableExpression {
             throw FolioError.unsupportedPredicate(expression: "Arithmetic \(self.op)", reason: "unknown operator")
         }
         return SQLTerm.combine(try t.term(lhs), op, try t.term(rhs))
+    }
+}
+
+extension PredicateExpressions.UnaryMinus: FolioTranslatableExpression {
+    func sqlTerm<R>(_ t: PredicateTranslator<R>) throws -> SQLTerm {
+        let inner = try t.term(wrapped)
+        // A negative literal (`-1` is unary minus on 1) becomes a negative bound value.
+        if case .value(let value) = inner {
+            switch value.storage {
+            case .int64(let v) where v != .min: return .value((-v).databaseValue)
+            case .double(let v): return .value((-v).databaseValue)
+            default: break
+            }
+        }
+        // The space keeps `- -x` from reading as an SQL comment (`--`).
+        let f = inner.fragment
+        return .expression(SQLFragment("(- \(f.sql))", f.arguments))
     }
 }
 

@@ -46,15 +46,21 @@ final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
 
     var loadedBatchCount: Int { cache.withLock { $0.batches.count } }
 
-    /// The records held now, but those in `changed` (for the results that replace these).
+    /// The records held now, but those in `changed` (for the results that replace these):
+    /// the loaded batches, then as many inherited records as fit within twice the cache's
+    /// capacity (so records of rows long gone from view are not carried for ever).
     func heldRecords(excluding changed: Set<Int64>) -> [Int64: R] {
-        var held = inherited.filter { !changed.contains($0.key) }
+        var held: [Int64: R] = [:]
         cache.withLock { c in
             for records in c.batches.values {
                 for case let record? in records where !changed.contains(record.id!.rawValue) {
                     held[record.id!.rawValue] = record
                 }
             }
+        }
+        let limit = 2 * batchSize * maxBatches
+        for (id, record) in inherited where held.count < limit && !changed.contains(id) && held[id] == nil {
+            held[id] = record
         }
         return held
     }

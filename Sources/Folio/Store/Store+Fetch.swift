@@ -12,7 +12,7 @@ extension Store {
         let query = try request.compile()
         if request.batchSize > 0 {
             let (ids, _) = try readSync { db in
-                try IdentifierScan.run(db, SQLBuilder.identifiers(query), withSection: false, diagnostics: diagnostics)
+                try IdentifierScan.run(db, SQLBuilder.identifiers(query), diagnostics: diagnostics)
             }
             return makeResults(ids, request: request)
         }
@@ -27,7 +27,7 @@ extension Store {
         if request.batchSize > 0 {
             let diagnostics = self.diagnostics
             let (ids, _) = try await read { db in
-                try IdentifierScan.run(db, SQLBuilder.identifiers(query), withSection: false, diagnostics: diagnostics)
+                try IdentifierScan.run(db, SQLBuilder.identifiers(query), diagnostics: diagnostics)
             }
             return makeResults(ids, request: request)
         }
@@ -47,7 +47,7 @@ extension Store {
         try requireEntity(R.self)
         let query = try request.compile()
         let (ids, _) = try readSync { db in
-            try IdentifierScan.run(db, SQLBuilder.identifiers(query), withSection: false, diagnostics: diagnostics)
+            try IdentifierScan.run(db, SQLBuilder.identifiers(query), diagnostics: diagnostics)
         }
         return RecordIDs(ids)
     }

@@ -16,4 +16,13 @@ final class Locked<Value>: @unchecked Sendable {
     }
 
     var current: Value { withLock { $0 } }
+
+    /// Whether the lock is free at this instant (tests use it to prove that code they get
+    /// called back from does not run while the lock is held — by any thread, this one
+    /// included).
+    var _isFree: Bool {
+        guard lock.try() else { return false }
+        lock.unlock()
+        return true
+    }
 }

@@ -138,6 +138,22 @@ struct PredicateTranslationTests {
             PredicateCase(
                 name: "-", predicate: #Predicate { $0.score - 3 < 0 },
                 whereSQL: #"(("score" - ?) < ?)"#, arguments: [3, 0].map { $0.databaseValue }),
+            // Issue 12, item 10: unary minus and negative literals used to throw unsupportedPredicate.
+            PredicateCase(
+                name: "negative literal", predicate: #Predicate { $0.score < -1 },
+                whereSQL: #"("score" < ?)"#, arguments: [(-1).databaseValue]),
+            PredicateCase(
+                name: "unary minus on an attribute", predicate: #Predicate { -$0.score > 3 },
+                whereSQL: #"((- "score") > ?)"#, arguments: [3.databaseValue]),
+            PredicateCase(
+                name: "unary minus twice", predicate: #Predicate { -(-$0.score) > 3 },
+                whereSQL: #"((- (- "score")) > ?)"#, arguments: [3.databaseValue]),
+            PredicateCase(
+                name: "unary minus on arithmetic", predicate: #Predicate { -($0.score - 10) >= 4 },
+                whereSQL: #"((- ("score" - ?)) >= ?)"#, arguments: [10, 4].map { $0.databaseValue }),
+            PredicateCase(
+                name: "negative literal in arithmetic", predicate: #Predicate { $0.score + -3 == 2 },
+                whereSQL: #"(("score" + ?) = ?)"#, arguments: [-3, 2].map { $0.databaseValue }),
             PredicateCase(
                 name: "Date comparison", predicate: #Predicate { $0.published >= cutoff },
                 whereSQL: #"("published" >= ?)"#, arguments: [(20.0 * 3600).databaseValue]),
@@ -232,9 +248,6 @@ struct UnsupportedPredicateTests {
             UnsupportedCase(
                 name: "remainder", predicate: #Predicate { $0.count64 % 2 == 1 },
                 expression: "IntRemainder"),
-            UnsupportedCase(
-                name: "unary minus", predicate: #Predicate { -$0.value < 3 },
-                expression: "UnaryMinus"),
             UnsupportedCase(
                 name: "range contains", predicate: #Predicate { (1...5).contains($0.count64) },
                 expression: "RangeExpressionContains"),

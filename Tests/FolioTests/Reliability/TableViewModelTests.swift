@@ -230,7 +230,7 @@ struct TableViewModelTests {
 
     @Test func rejectsAnInconsistentDataSource() {
         let runs = [SectionRun(value: "a".databaseValue, count: 2), SectionRun(value: "a".databaseValue, count: 1)]
-        let state = ResultsState(ids: IdentifierList([1, 2, 3]), runs: runs, sectioned: true)
+        let state = ResultsState(_uncheckedIDs: IdentifierList([1, 2, 3]), runs: runs, sectioned: true)
         let sections = [
             SectionInfo(name: "a", indexTitle: nil, numberOfObjects: 2, offset: 0, isNil: false),
             SectionInfo(name: "a", indexTitle: nil, numberOfObjects: 1, offset: 2, isNil: false),

@@ -3,6 +3,13 @@ import Foundation
 /// An ordered list of rowids in chunks of a few thousand, so that a controller's live
 /// list and the copy its current snapshot shares can diverge by one chunk per edit
 /// rather than by a copy of a million identifiers. Eight bytes per identifier.
+///
+/// Chunks hold 1 to `2 × chunkCapacity` identifiers (an insert splits a chunk that grows
+/// past that; a removal drops a chunk that empties). While every chunk but the last holds
+/// exactly `chunkCapacity` and the last at most that many — as a freshly built list — an
+/// index finds its chunk by a shift; otherwise by a binary search of the chunk starts.
+/// ``_checkInvariants()`` checks this bookkeeping after every mutation when internal checks
+/// are compiled in.
 struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
     static let chunkShift = 12
     static let chunkCapacity = 1 << chunkShift
@@ -11,7 +18,8 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
     /// `starts[i]` is the index of the first element of `chunks[i]`.
     private var starts: [Int] = []
     private(set) var count = 0
-    /// Every chunk but the last holds exactly `chunkCapacity`: index arithmetic finds a chunk.
+    /// Every chunk but the last holds exactly `chunkCapacity`, and the last at most that
+    /// many: index arithmetic finds a chunk.
     private var isUniform = true
 
     init() {}
@@ -119,6 +127,7 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
         precondition(index >= 0 && index <= count, "Index out of range")
         if chunks.isEmpty {
             chunks = [[id]]; starts = [0]; count = 1; isUniform = true
+            _checkInvariants()
             return
         }
         let (c, o) = index == count ? (chunks.count - 1, chunks[chunks.count - 1].count) : locate(index)
@@ -132,6 +141,7 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
             starts.insert(0, at: c + 1)
         }
         reindex(from: c)
+        _checkInvariants()
     }
 
     @discardableResult
@@ -145,6 +155,7 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
             starts.remove(at: c)
         }
         reindex(from: Swift.min(c, Swift.max(0, chunks.count - 1)))
+        _checkInvariants()
         return id
     }
 
@@ -155,12 +166,15 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
             starts[i] = start
             start += chunks[i].count
         }
-        var uniform = true
-        for i in 0..<(chunks.count - 1) where chunks[i].count != Self.chunkCapacity {
-            uniform = false
-            break
-        }
-        isUniform = uniform
+        isUniform = Self.isUniform(chunks)
+    }
+
+    /// Whether index arithmetic finds the chunks: all but the last full, the last not over.
+    private static func isUniform(_ chunks: [[Int64]]) -> Bool {
+        guard let last = chunks.last else { return true }
+        if last.count > chunkCapacity { return false }
+        for i in 0..<(chunks.count - 1) where chunks[i].count != chunkCapacity { return false }
+        return true
     }
 
     /// Builds a list by appending, chunk by chunk.
@@ -187,21 +201,34 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
 
         mutating func finish() -> IdentifierList {
             flush()
+            list._checkInvariants()
             return list
         }
     }
+}
 
-    /// Test hook: the chunk bookkeeping is consistent.
+extension IdentifierList {
+    #if FOLIO_INTERNAL_CHECKS
+    /// Checks the chunk bookkeeping: starts, count, chunk sizes and the uniform flag, which
+    /// must be set exactly when index arithmetic is right. O(number of chunks).
+    @inline(never)
     func _checkInvariants() {
+        precondition(starts.count == chunks.count, "one start per chunk")
         var start = 0
         for (i, chunk) in chunks.enumerated() {
-            precondition(starts[i] == start, "chunk start out of date")
-            precondition(!chunk.isEmpty, "empty chunk")
-            if isUniform && i < chunks.count - 1 { precondition(chunk.count == Self.chunkCapacity, "uniform flag wrong") }
+            precondition(starts[i] == start, "chunk \(i) starts at \(starts[i]), expected \(start)")
+            precondition(!chunk.isEmpty, "chunk \(i) is empty")
+            precondition(chunk.count <= 2 * Self.chunkCapacity, "chunk \(i) holds \(chunk.count), over twice the capacity")
             start += chunk.count
         }
-        precondition(start == count, "count out of date")
+        precondition(start == count, "count \(count), chunks hold \(start)")
+        precondition(
+            isUniform == Self.isUniform(chunks), "the uniform flag says \(isUniform) for chunk sizes \(chunks.map(\.count))")
     }
+    #else
+    @inline(__always)
+    func _checkInvariants() {}
+    #endif
 }
 
 /// A one-hash Bloom filter over identifiers: `mayContain` is false for most identifiers

@@ -1,0 +1,78 @@
+import Foundation
+import GRDB
+
+/// One fetch of a controller's results — performFetch, a request change — prepared on the
+/// main actor, read on a database connection, installed back on the main actor.
+///
+/// When the controller tracks, the tracker is subscribed *before* the read, so no commit
+/// falls between what was read and what is followed: commits that land during the read
+/// are noted by the tracker and re-examined by a catch-up on the writer's queue right
+/// after the state is installed (``ResultsTracker/catchUp(_:)``), not at a next commit
+/// that may never come. That includes a transaction that was already running, unobserved,
+/// when the tracker subscribed: the change hub reports it as a change of unknown rows, and
+/// the catch-up rescans.
+struct ResultsLoad: Sendable {
+    let updater: ResultsUpdater
+    let cacheURL: URL?
+    let fingerprint: SectionCache.Fingerprint
+    /// Subscribed to the store's change hub when the controller tracks.
+    let tracker: ResultsTracker?
+
+    struct Loaded: Sendable {
+        /// The full results; ``ResultsUpdater/present(_:)`` gives what is shown.
+        var full: ResultsState
+        var outcome: SectionCache.Outcome
+        /// The table's change token at the state read.
+        var token: Int64
+    }
+
+    /// Creates the load, subscribing a tracker to `store` when `tracking`.
+    init(
+        query: CompiledQuery, section: SectionExpression?, cacheURL: URL?, fingerprint: SectionCache.Fingerprint,
+        tracking: Bool, store: Store
+    ) {
+        self.updater = ResultsUpdater(query: query, section: section, diagnostics: store.diagnostics)
+        self.cacheURL = cacheURL
+        self.fingerprint = fingerprint
+        if tracking {
+            let tracker = ResultsTracker(
+                query: query, section: section, diagnostics: store.diagnostics, readsToken: cacheURL != nil)
+            store.hub.subscribe(tracker)
+            self.tracker = tracker
+        } else {
+            self.tracker = nil
+        }
+    }
+
+    /// Reads the state — from the cache when it is valid — in the read transaction `db` is in.
+    func read(_ db: Database) throws -> Loaded {
+        let token = try Store.changeToken(table: updater.table, db)
+        var outcome = SectionCache.Outcome.notUsed
+        if let cacheURL {
+            switch SectionCache.read(cacheURL, expecting: fingerprint, token: token) {
+            case .success(let state): return Loaded(full: state, outcome: .reused, token: token)
+            case .failure(let reason): outcome = .rebuilt(reason)
+            }
+        }
+        return Loaded(full: try updater.scan(db), outcome: outcome, token: token)
+    }
+
+    /// Hands what was read to the tracker; returns the tracker if a catch-up is due (run it
+    /// with ``catchUp(_:on:)``).
+    func install(_ loaded: Loaded) -> ResultsTracker? {
+        guard let tracker, tracker.install(loaded.full, token: loaded.token) else { return nil }
+        return tracker
+    }
+
+    /// Unsubscribes the tracker of a load that failed or was superseded.
+    func abandon(_ store: Store) {
+        guard let tracker else { return }
+        tracker.stop()
+        store.hub.unsubscribe(tracker)
+    }
+
+    /// Runs a tracker's catch-up on the writer's queue, without blocking the caller.
+    static func catchUp(_ tracker: ResultsTracker, on store: Store) async throws {
+        try await store.onWriterQueue { db in tracker.catchUp(db) }
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+
+extension ResultsTracker {
+    /// What a tracker knows and what it must do next. Every method runs under the tracker's
+    /// lock and only decides: the work it returns (SQL, user code) runs after the lock is
+    /// released, and its outcome comes back through ``finish(_:_:)``.
+    ///
+    /// Phases: *reading* (subscribed, the controller is reading the state: commits are only
+    /// noted), *following* (the state is installed: each commit is applied), *stopped*.
+    struct StateMachine {
+        enum Phase: Equatable {
+            case reading, following, stopped
+        }
+
+        /// Work for the writer's queue: apply `changed` to `full`, or rescan.
+        struct Work {
+            var full: ResultsState
+            var maxID: Int64
+            var changed: Set<Int64>
+            /// Rows of unknown identity may have changed: read everything again.
+            var rescan: Bool
+            /// With `rescan`: the table's change token when `full` was read, if known; an
+            /// unchanged token means there is nothing to read.
+            var token: Int64?
+        }
+
+        enum Outcome {
+            case updated(ResultsState, ChangeSet, token: Int64?)
+            case rescanned(ResultsState, token: Int64?)
+            /// A rescan found the table's change token unchanged.
+            case unchanged
+            case failed(FolioError)
+        }
+
+        private(set) var phase = Phase.reading
+        private(set) var serial: UInt64 = 0
+        /// The full (unwindowed) results, once installed.
+        private var full: ResultsState?
+        /// No identifier above this is in `full`, so a touched row above it needs no search.
+        private var maxID = Int64.min
+        /// The table's change token at `full`, when known.
+        private var token: Int64?
+        /// Rows touched by commits not applied yet.
+        private var pending = Set<Int64>()
+        /// Rows of unknown identity changed since `full` (or since the read it came from).
+        private var unknown = false
+        /// Rows touched since the last delivery, whose loaded records are stale: commits that
+        /// changed nothing shown deliver nothing, but a record they changed may come into
+        /// view later. `nil`: too many, or unknown.
+        private var untold: Set<Int64>? = []
+        private static let untoldLimit = 100_000
+
+        mutating func install(_ full: ResultsState, maxID: Int64, token: Int64?, changedSinceRead: Bool) -> Bool {
+            guard phase == .reading else {
+                precondition(phase == .stopped, "a tracker's state is installed once")
+                return false
+            }
+            phase = .following
+            self.full = full
+            self.maxID = maxID
+            self.token = token
+            if changedSinceRead { unknown = true }
+            _checkInvariants()
+            return unknown || !pending.isEmpty
+        }
+
+        /// A commit touched `rows`.
+        mutating func rowsChanged(_ rows: Set<Int64>) -> Work? {
+            guard phase != .stopped else { return nil }
+            pending.formUnion(rows)
+            return nextWork()
+        }
+
+        /// Rows of unknown identity changed (another connection wrote, or a transaction was
+        /// running unobserved when the tracker subscribed).
+        mutating func unknownRowsChanged() -> Work? {
+            guard phase != .stopped else { return nil }
+            unknown = true
+            return nextWork()
+        }
+
+        mutating func catchUp() -> Work? { nextWork() }
+
+        /// Takes what is pending, if the state is installed.
+        private mutating func nextWork() -> Work? {
+            guard phase == .following, let full, unknown || !pending.isEmpty else { return nil }
+            let work = Work(full: full, maxID: maxID, changed: pending, rescan: unknown, token: token)
+            pending = []
+            unknown = false
+            return work
+        }
+
+        /// Installs the outcome of `work`; returns what to deliver, if anything.
+        /// Deliveries carry the full state; the caller presents it (applies the window) after
+        /// releasing the lock.
+        mutating func finish(_ work: Work, _ outcome: Outcome) -> Delivery? {
+            guard phase == .following else { return nil }
+            defer { _checkInvariants() }
+            switch outcome {
+            case .unchanged:
+                return nil
+            case .rescanned(let new, let newToken):
+                full = new
+                maxID = new.ids.maximum
+                token = newToken
+                untold = []
+                serial += 1
+                // Which records changed is unknown: the app reloads everything.
+                return Delivery(event: .change(.reload, state: new, changed: nil, token: newToken), serial: serial)
+            case .updated(let new, let change, let newToken):
+                full = new
+                maxID = Swift.max(maxID, work.changed.max() ?? maxID)
+                token = newToken
+                if var rows = untold, rows.count + work.changed.count <= Self.untoldLimit {
+                    rows.formUnion(work.changed)
+                    untold = rows
+                } else {
+                    untold = nil
+                }
+                guard !change.isEmpty else { return nil }
+                let told = change.isReload ? nil : untold
+                untold = []
+                serial += 1
+                return Delivery(event: .change(change, state: new, changed: told, token: newToken), serial: serial)
+            case .failed(let error):
+                // Nothing of `work` was applied: read everything again at the next commit.
+                unknown = true
+                untold = nil
+                serial += 1
+                return Delivery(event: .failure(error), serial: serial)
+            }
+        }
+
+        mutating func stop() {
+            phase = .stopped
+            full = nil
+            pending = []
+        }
+
+        #if FOLIO_INTERNAL_CHECKS
+        /// The phase matches what is held; the installed state is consistent, and `maxID`
+        /// bounds its identifiers (checked for lists of up to 4,096 identifiers).
+        @inline(never)
+        func _checkInvariants() {
+            switch phase {
+            case .reading: precondition(full == nil, "a state before install")
+            case .following: precondition(full != nil, "following without a state")
+            case .stopped: precondition(full == nil && pending.isEmpty, "a stopped tracker holds state")
+            }
+            if let full {
+                full._checkInvariants()
+                if full.ids.count <= IdentifierList.chunkCapacity {
+                    precondition(full.ids.allSatisfy { $0 <= maxID }, "an identifier above maxID \(maxID)")
+                }
+            }
+            if let untold { precondition(untold.count <= Self.untoldLimit, "untold rows over the limit") }
+        }
+        #else
+        @inline(__always)
+        func _checkInvariants() {}
+        #endif
+    }
+}

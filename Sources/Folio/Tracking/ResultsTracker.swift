@@ -1,0 +1,136 @@
+import Foundation
+import GRDB
+
+/// Keeps one controller's results current, commit by commit.
+///
+/// The change hub calls it on the store's writer queue right after each commit, when the
+/// database is in exactly the state that commit left, so every position it computes is
+/// exact. Its work has three parts, kept apart as in swift-async-algorithms' state
+/// machines:
+/// - ``StateMachine`` decides what to do, under a lock that only swaps state;
+/// - ``ResultsUpdater`` does it — SQL, and a `.computed` section key's closure — with no
+///   lock held (the writer queue already serializes the work);
+/// - the result goes back through the state machine, and the delivery it returns is
+///   yielded, in commit order, to the controller's actor.
+///
+/// It never stops following on its own: when it cannot tell which rows changed (another
+/// process wrote, or a transaction was already running when it subscribed) it rescans and
+/// delivers ``ChangeSet/reload``; when a commit cannot be followed at all (the database
+/// cannot be read) it delivers the error and rescans at the next commit.
+// @unchecked Sendable: mutable state lives in `machine`, guarded by its lock; the other
+// properties are immutable. The lock is never held while running SQL or user code.
+final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
+    struct Delivery: Sendable {
+        enum Event: Sendable {
+            /// A change set and the presented (windowed) state it leads to. `changed` are the
+            /// rows touched since the previous delivery (records loaded before may be stale),
+            /// `nil` when unknown. `token` is the table's change token at that state, when read.
+            case change(ChangeSet, state: ResultsState, changed: Set<Int64>?, token: Int64?)
+            /// A commit could not be followed; the results stay as they were until a later
+            /// commit, which rescans.
+            case failure(FolioError)
+        }
+        var event: Event
+        var serial: UInt64
+    }
+
+    let table: String
+    let updater: ResultsUpdater
+    let readsToken: Bool
+    let deliveries: AsyncStream<Delivery>
+    private let continuation: AsyncStream<Delivery>.Continuation
+    private let machine = Locked(StateMachine())
+
+    init(query: CompiledQuery, section: SectionExpression?, diagnostics: Diagnostics, readsToken: Bool) {
+        self.table = query.table
+        self.updater = ResultsUpdater(query: query, section: section, diagnostics: diagnostics)
+        self.readsToken = readsToken
+        (deliveries, continuation) = AsyncStream.makeStream(of: Delivery.self)
+    }
+
+    /// Whether `changed` rows are few enough for the incremental path.
+    static func isIncremental(changed: Int, total: Int) -> Bool {
+        ResultsUpdater.isIncremental(changed: changed, total: total)
+    }
+
+    // MARK: Installing
+
+    /// Installs the full results the controller read, at the table's change token `token`.
+    /// Returns whether a catch-up is due: commits arrived since subscribing (they may or may
+    /// not be in what was read, and no later commit may come to bring them in), or changes
+    /// of unknown rows did. The caller then runs ``catchUp(_:)`` on the writer's queue.
+    ///
+    /// - Parameter changedSinceRead: the state may be older than the subscription (tracking
+    ///   starts on a controller fetched earlier): rescan, unless the token shows the table
+    ///   did not change.
+    func install(_ full: ResultsState, token: Int64?, changedSinceRead: Bool = false) -> Bool {
+        let maxID = full.ids.maximum
+        return machine.withLock { $0.install(full, maxID: maxID, token: token, changedSinceRead: changedSinceRead) }
+    }
+
+    /// Applies what arrived while the installed state was being read, at the database's
+    /// current state. Runs on the writer's queue, like a commit.
+    func catchUp(_ db: Database) {
+        run(machine.withLock { $0.catchUp() }, db)
+    }
+
+    var serial: UInt64 { machine.withLock { $0.serial } }
+
+    /// Whether the tracker's lock is free right now (tests: no SQL or user code under it).
+    var _isLockFree: Bool { machine._isFree }
+
+    func stop() {
+        machine.withLock { $0.stop() }
+        continuation.finish()
+    }
+
+    // MARK: Commits
+
+    func didCommit(changedRowIDs: Set<Int64>, in db: Database) {
+        run(machine.withLock { $0.rowsChanged(changedRowIDs) }, db)
+    }
+
+    func didChangeExternally(in db: Database) {
+        run(machine.withLock { $0.unknownRowsChanged() }, db)
+    }
+
+    /// Performs the work the state machine asked for (no lock held), then hands the result
+    /// back to it and yields the delivery it makes. Writer's queue only: deliveries are
+    /// yielded in commit order.
+    private func run(_ work: StateMachine.Work?, _ db: Database) {
+        guard let work else { return }
+        let outcome = perform(work, db)
+        guard var delivery = machine.withLock({ $0.finish(work, outcome) }) else { return }
+        if case .change(let change, let full, let changed, let token) = delivery.event {
+            delivery.event = .change(change, state: updater.present(full), changed: changed, token: token)
+            updater.diagnostics.count { $0.changeSets += 1 }
+        }
+        continuation.yield(delivery)
+    }
+
+    private func perform(_ work: StateMachine.Work, _ db: Database) -> StateMachine.Outcome {
+        do {
+            return try ResultsUpdater.inReadTransaction(db) { () throws -> StateMachine.Outcome in
+                if work.rescan {
+                    if let expected = work.token, work.changed.isEmpty, try Store.changeToken(table: table, db) == expected {
+                        return .unchanged
+                    }
+                    let new = try updater.scan(db)
+                    return .rescanned(new, token: readsToken ? try Store.changeToken(table: table, db) : nil)
+                }
+                let (new, change) = try updater.apply(work.changed, to: work.full, maxID: work.maxID, db)
+                return .updated(new, change, token: readsToken ? try Store.changeToken(table: table, db) : nil)
+            }
+        } catch {
+            return .failed(FolioError.following(error))
+        }
+    }
+}
+
+extension FolioError {
+    /// An error met while following a commit, as a ``FolioError``.
+    static func following(_ error: any Error) -> FolioError {
+        if let folio = FolioError.wrap(error) as? FolioError { return folio }
+        return .sqlite(code: 0, message: "\(error)", sql: nil, arguments: nil)
+    }
+}

@@ -1,0 +1,255 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Computes a controller's next results from the database, commit by commit: the "fetch"
+/// and "reduce" stages of the live engine (the ``ChangeHub`` detects, the
+/// ``ResultsTracker`` notifies).
+///
+/// It holds no state and no lock: each call reads the database it is given, at exactly the
+/// state a commit left, and returns a new ``ResultsState`` and the ``ChangeSet`` from the
+/// old one (built by ``ChangeSetBuilder``, the one place that decides moves).
+///
+/// The incremental path asks SQLite only about the rows the commit touched — which of
+/// them match now, with their sort keys — and, for a binary search among the rows it holds,
+/// the sort keys of about log₂(n) untouched rows each: O(changed rows · log n) queries plus
+/// one linear scan of the identifiers in memory. A transaction that touches a large share
+/// of the rows, or that the incremental path cannot place (the rows do not fit the section
+/// order), falls back to a full identifier scan and a general difference; the change set
+/// is exact either way.
+struct ResultsUpdater: Sendable {
+    let query: CompiledQuery
+    let section: SectionExpression?
+    let order: RowOrder
+    let diagnostics: Diagnostics
+
+    init(query: CompiledQuery, section: SectionExpression?, diagnostics: Diagnostics) {
+        self.query = query
+        self.section = section
+        self.order = RowOrder(query: query, section: section)
+        self.diagnostics = diagnostics
+    }
+
+    var table: String { query.table }
+
+    /// Every matching identifier (the window is applied when presenting) and its sections.
+    /// Calls a `.computed` section key's closure: never while holding a lock.
+    func scan(_ db: Database) throws -> ResultsState {
+        let (ids, runs) = try IdentifierScan.run(
+            db, SQLBuilder.identifiers(query, section: section?.fragment, windowed: false), section: section,
+            diagnostics: diagnostics)
+        return ResultsState(ids: ids, runs: runs, sectioned: section != nil)
+    }
+
+    /// What the controller shows of the full results: the request's window.
+    func present(_ full: ResultsState) -> ResultsState {
+        query.isWindowed ? full.window(offset: query.offset ?? 0, limit: query.limit) : full
+    }
+
+    /// Whether `changed` rows are few enough for the incremental path.
+    static func isIncremental(changed: Int, total: Int) -> Bool {
+        changed <= Swift.max(2_048, total / 500)
+    }
+
+    /// A change set so large that animating it makes no sense becomes a reload.
+    static func limitReload(_ change: ChangeSet) -> ChangeSet {
+        let size = change.deletedItems.count + change.insertedItems.count + change.movedItems.count
+        return size > 50_000 ? .reload : change
+    }
+
+    /// The full results after a commit that touched `changed`, and the change set between
+    /// the presented states. `maxID` is at least the largest identifier in `old`.
+    func apply(_ changed: Set<Int64>, to old: ResultsState, maxID: Int64, _ db: Database) throws -> (ResultsState, ChangeSet) {
+        if Self.isIncremental(changed: changed.count, total: old.ids.count),
+            let (new, change) = try incremental(changed, old, maxID: maxID, db)
+        {
+            return (new, Self.limitReload(change))
+        }
+        let new = try scan(db)
+        return (new, Self.limitReload(ChangeSetBuilder.diff(old: present(old), new: present(new), changed: changed)))
+    }
+
+    /// The incremental path; `nil` when the rows cannot be placed exactly (then the caller
+    /// rescans).
+    private func incremental(_ changed: Set<Int64>, _ old: ResultsState, maxID: Int64, _ db: Database) throws -> (
+        ResultsState, ChangeSet
+    )? {
+        // 1. The touched rows that match now, in SQLite's result order, with their keys.
+        var json = "["
+        for (i, id) in changed.enumerated() {
+            if i > 0 { json += "," }
+            json += String(id)
+        }
+        json += "]"
+        let fragment = SQLBuilder.changedRows(query, section: section?.fragment, identifiersJSON: json)
+        var rows: [RowKey] = []
+        let changedStatement = try db.cachedStatement(sql: fragment.sql)
+        try changedStatement.setArguments(fragment.statementArguments)
+        try changedStatement.forEachRow(in: db) { rows.append(order.key(statement: $0)) }
+        // Folio's comparison is SQLite's, so it agrees with the order SQLite returned; if it
+        // ever did not, positions found by comparing in Swift would be wrong: rescan.
+        for j in rows.indices.dropFirst() where !order.precedes(rows[j - 1], rows[j]) { return nil }
+
+        // 2. Where the touched rows were, ascending.
+        let oldPositions = old.ids.positions(of: changed.filter { $0 <= maxID })
+        let removed = oldPositions.values.sorted()
+
+        // 3. Remove them (highest first, so earlier offsets stay valid). Runs may empty for
+        // a while: a row can come back to its section below.
+        var ids = old.ids
+        var runs = old.sectioned ? old.runs : []
+        let offsets = old.offsets
+        for index in removed.reversed() {
+            if old.sectioned { runs[ResultsState.path(of: index, offsets: offsets).section].count -= 1 }
+            ids.remove(at: index)
+        }
+
+        // 4. Find each row's place among the untouched rows: `gaps[j]` untouched rows come
+        // before `rows[j]` (see ``findGaps(of:among:probe:)``).
+        let probe = try KeyProbe(query: query, section: section, order: order, db)
+        guard let gaps = try findGaps(of: rows, among: ids, probe: probe) else { return nil }
+
+        // 5. Insert them and place them in sections.
+        for (j, row) in rows.enumerated() {
+            let position = gaps[j] + j
+            if old.sectioned {
+                guard Self.place(row.section ?? .null, at: position, in: &runs) else { return nil }
+            }
+            ids.insert(row.id, at: position)
+        }
+        if old.sectioned { runs.removeAll { $0.count == 0 } }
+        guard let new = ResultsState(validating: ids, runs: runs, sectioned: old.sectioned) else { return nil }
+        if query.isWindowed {
+            return (new, ChangeSetBuilder.diff(old: present(old), new: present(new), changed: changed))
+        }
+
+        // 6. Which rows left, came, or stayed — and where, counted in untouched rows.
+        var rankOfRemoved: [Int: Int] = [:]
+        rankOfRemoved.reserveCapacity(removed.count)
+        for (rank, index) in removed.enumerated() { rankOfRemoved[index] = rank }
+        var deleted: [Int] = []
+        var inserted: [Int] = []
+        var touched: [ChangeSetBuilder.TouchedRow] = []
+        var matched = Set<Int64>()
+        for (j, row) in rows.enumerated() {
+            let newIndex = gaps[j] + j
+            matched.insert(row.id)
+            if let oldIndex = oldPositions[row.id] {
+                touched.append(
+                    ChangeSetBuilder.TouchedRow(
+                        oldIndex: oldIndex, newIndex: newIndex, oldAnchors: oldIndex - rankOfRemoved[oldIndex]!,
+                        newAnchors: gaps[j], updated: true))
+            } else {
+                inserted.append(newIndex)
+            }
+        }
+        for (id, index) in oldPositions where !matched.contains(id) { deleted.append(index) }
+        return (new, ChangeSetBuilder.build(old: old, new: new, deleted: deleted, inserted: inserted, touched: touched))
+    }
+
+    /// For each of `rows` (sorted), how many of `ids` (sorted, none of them in `rows`)
+    /// come before it; `nil` if a row of `ids` is gone (the database changed behind Folio's
+    /// back: the caller rescans).
+    ///
+    /// The rows are searched middle first, then each half within the range the middle one
+    /// left it: about k·log₂(n/k) probes for k rows among n. Each probe is one indexed
+    /// lookup of a row's sort keys. When the first sort key is a number, a search guesses
+    /// by interpolation between the keys that bracket its range (dates and scores are
+    /// often spread evenly, and then a few probes do), falling back to bisection after
+    /// any guess that did not halve the range — never more than twice the probes of
+    /// plain bisection.
+    func findGaps(of rows: [RowKey], among ids: IdentifierList, probe: KeyProbe) throws -> [Int]? {
+        struct Range {
+            var rows: Swift.Range<Int>
+            /// The rows' gaps are in `low...high`.
+            var low: Int, high: Int
+            /// The keys of `ids[low - 1]` and `ids[high]`, when known.
+            var lowKey: RowKey?, highKey: RowKey?
+        }
+        var gaps = [Int](repeating: 0, count: rows.count)
+        var pending = rows.isEmpty ? [] : [Range(rows: 0..<rows.count, low: 0, high: ids.count)]
+        while let range = pending.popLast() {
+            let middle = (range.rows.lowerBound + range.rows.upperBound) / 2
+            let target = rows[middle]
+            var low = range.low, high = range.high
+            var lowKey = range.lowKey, highKey = range.highKey
+            var interpolate = true
+            while low < high {
+                var mid = (low + high) / 2
+                if interpolate, let lowKey, let highKey, let f = order.fraction(of: target, between: lowKey, and: highKey) {
+                    // ids[low - 1] and ids[high] bracket the target: place it in proportion.
+                    mid = Swift.min(high - 1, Swift.max(low, low - 1 + Int((f * Double(high - low + 1)).rounded())))
+                }
+                let width = high - low
+                guard let k = try probe.key(ids[mid]) else { return nil }
+                if order.precedes(k, target) {
+                    low = mid + 1
+                    lowKey = k
+                } else {
+                    high = mid
+                    highKey = k
+                }
+                interpolate = (high - low) * 2 <= width
+            }
+            gaps[middle] = low
+            if range.rows.lowerBound < middle {
+                pending.append(
+                    Range(rows: range.rows.lowerBound..<middle, low: range.low, high: low, lowKey: range.lowKey, highKey: highKey)
+                )
+            }
+            if middle + 1 < range.rows.upperBound {
+                pending.append(
+                    Range(
+                        rows: (middle + 1)..<range.rows.upperBound, low: low, high: range.high, lowKey: lowKey,
+                        highKey: range.highKey))
+            }
+        }
+        return gaps
+    }
+
+    /// Adds one row with section value `value` at `position` of the runs; false when the
+    /// position is inside another section (the sort does not follow the section key).
+    /// Empty runs (emptied by removals) are skipped, and removed by the caller.
+    static func place(_ value: SQLiteValue, at position: Int, in runs: inout [SectionRun]) -> Bool {
+        var before: Int? = nil, after: Int? = nil
+        var start = 0
+        for (i, run) in runs.enumerated() where run.count > 0 {
+            if position - 1 >= start && position - 1 < start + run.count { before = i }
+            if position >= start && position < start + run.count {
+                after = i
+                break
+            }
+            start += run.count
+        }
+        if let before, runs[before].value == value {
+            runs[before].count += 1
+            return true
+        }
+        if let after, runs[after].value == value {
+            runs[after].count += 1
+            return true
+        }
+        if let before, let after, before == after { return false }
+        let index = before.map { $0 + 1 } ?? after ?? runs.count
+        runs.insert(SectionRun(value: value, count: 1), at: index)
+        return true
+    }
+
+    /// Runs `body` in one read transaction. The tracker runs right after a commit, in
+    /// autocommit mode, where each statement would otherwise begin and end a transaction
+    /// of its own — taking and releasing SQLite's WAL read lock (system calls) once per
+    /// probe of a binary search.
+    static func inReadTransaction<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        if db.isInsideTransaction { return try body() }
+        try db.beginTransaction(.deferred)
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            try? db.rollback()
+            throw error
+        }
+        try db.commit()
+        return result
+    }
+}

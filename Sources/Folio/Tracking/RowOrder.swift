@@ -1,0 +1,104 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// The sort-key values of one row, as SQLite holds them.
+struct RowKey {
+    var id: Int64
+    /// One value per ``OrderTerm`` of the query, the rowid included.
+    var values: [SQLiteValue]
+    /// The section value, when the controller has sections.
+    var section: SQLiteValue?
+}
+
+/// Reads `id, key…, section` rows (``SQLBuilder/sortKeyColumns(_:section:)``) and
+/// compares them exactly as the query's `ORDER BY` does: every term with
+/// ``SQLiteValue/compare(_:_:)``, which is SQLite's own order, so a position found in
+/// Swift is the position SQLite gives the row.
+struct RowOrder: Sendable {
+    let terms: [OrderTerm]
+    let section: SectionExpression?
+    /// For each term, the column of the row that holds it.
+    private let sources: [Int32]
+
+    init(query: CompiledQuery, section: SectionExpression?) {
+        self.terms = query.order
+        self.section = section
+        var sources: [Int32] = []
+        var next: Int32 = 1
+        for term in query.order {
+            if term.column == "id" { sources.append(0) } else { sources.append(next); next += 1 }
+        }
+        self.sources = sources
+    }
+
+    /// The keys of the current row of a stepped statement, read with the C API. Calls a
+    /// `.computed` section key's closure: never call it while holding a lock.
+    func key(statement sqlite: OpaquePointer) -> RowKey {
+        let id = sqlite3_column_int64(sqlite, 0)
+        var values: [SQLiteValue] = []
+        values.reserveCapacity(sources.count)
+        for source in sources { values.append(SQLiteValue(sqliteStatement: sqlite, index: source)) }
+        let value: SQLiteValue? = section.map {
+            $0.value(of: SQLiteValue(sqliteStatement: sqlite, index: sqlite3_column_count(sqlite) - 1))
+        }
+        return RowKey(id: id, values: values, section: value)
+    }
+
+    /// Whether `a` comes before `b` in the results.
+    func precedes(_ a: RowKey, _ b: RowKey) -> Bool {
+        for (i, term) in terms.enumerated() {
+            let c = SQLiteValue.compare(a.values[i], b.values[i])
+            if c != 0 { return term.descending ? c > 0 : c < 0 }
+        }
+        return false
+    }
+
+    /// Where `key` falls between `low` and `high` by their first sort value, from 0 to 1,
+    /// when all three are finite numbers and the two bounds differ; `nil` otherwise. Only a
+    /// guess for a search to start from: it never decides an order.
+    func fraction(of key: RowKey, between low: RowKey, and high: RowKey) -> Double? {
+        func number(_ value: SQLiteValue) -> Double? {
+            switch value {
+            case .integer(let v): Double(v)
+            case .real(let v): v.isFinite ? v : nil
+            default: nil
+            }
+        }
+        guard let x = number(key.values[0]), let a = number(low.values[0]), let b = number(high.values[0]), a != b else {
+            return nil
+        }
+        let f = (x - a) / (b - a)
+        return f.isFinite ? Swift.min(1, Swift.max(0, f)) : nil
+    }
+}
+
+/// Reads the sort keys of one row at a time: the statement is prepared and its section
+/// arguments bound once; each probe binds the rowid, steps once, and reads the columns
+/// with the C API (no row objects, no argument arrays).
+struct KeyProbe {
+    private let statement: Statement
+    private let db: Database
+    private let idParameter: Int32
+    private let order: RowOrder
+
+    init(query: CompiledQuery, section: SectionExpression?, order: RowOrder, _ db: Database) throws {
+        let fragment = SQLBuilder.sortKeys(query, section: section?.fragment)
+        statement = try db.cachedStatement(sql: fragment.sql)
+        try statement.setArguments(StatementArguments(fragment.arguments + [0.databaseValue]))
+        idParameter = sqlite3_bind_parameter_count(statement.sqliteStatement)
+        self.order = order
+        self.db = db
+    }
+
+    /// The keys of the row with rowid `id`, or `nil` if there is none.
+    func key(_ id: Int64) throws -> RowKey? {
+        let sqlite = statement.sqliteStatement
+        defer { sqlite3_reset(sqlite) }
+        sqlite3_bind_int64(sqlite, idParameter, id)
+        let code = sqlite3_step(sqlite)
+        if code == SQLITE_DONE { return nil }
+        guard code == SQLITE_ROW else { throw FolioError.stepFailure(code, db, sql: statement.sql) }
+        return order.key(statement: sqlite)
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Folio
+
+/// Records everything a controller tells its delegate: change sets, errors, and the
+/// snapshot after each change.
+@MainActor
+final class LiveRecorder: FetchedResultsControllerDelegate {
+    var changeSets: [ChangeSet] = []
+    var errors: [FolioError] = []
+    var snapshots: [Snapshot] = []
+
+    func controller(_ controller: FetchedResultsController<Article>, didChangeContentWith changes: ChangeSet) {
+        changeSets.append(changes)
+    }
+    func controller(_ controller: FetchedResultsController<Article>, didChangeContentWith snapshot: Snapshot) {
+        snapshots.append(snapshot)
+    }
+    func controller(_ controller: FetchedResultsController<Article>, didFailWith error: FolioError) {
+        errors.append(error)
+    }
+}
+
+/// A tracked controller and a strict table-view model that follows it.
+@MainActor
+final class LiveHarness {
+    let store: Store
+    let controller: FetchedResultsController<Article>
+    let recorder = LiveRecorder()
+    var model: TableViewModel
+    private var applied = 0
+
+    init(_ store: Store, _ request: RecordRequest<Article>, sectionBy: SectionKey<Article>? = nil, cacheName: String? = nil)
+        async throws
+    {
+        self.store = store
+        controller = FetchedResultsController(request, store: store, sectionBy: sectionBy, cacheName: cacheName)
+        controller.delegate = recorder
+        try await controller.performFetch()
+        await controller.waitForChanges()
+        model = TableViewModel(controller.snapshot)
+        applied = recorder.changeSets.count
+    }
+
+    /// Writes, waits, applies every change set delivered to the model, and checks the model
+    /// against the controller and against a fresh fetch. Returns the change sets.
+    @discardableResult
+    func step(_ write: (WriteTransaction) throws -> Void) async throws -> [ChangeSet] {
+        try writeSync(store, write)
+        return try await settle()
+    }
+
+    /// Waits for deliveries and checks as ``step(_:)`` does.
+    @discardableResult
+    func settle() async throws -> [ChangeSet] {
+        await controller.waitForChanges()
+        let delivered = Array(recorder.changeSets[applied...])
+        applied = recorder.changeSets.count
+        for change in delivered { try model.apply(change, dataSource: controller.snapshot) }
+        #expect(model == TableViewModel(controller.snapshot))
+        #expect(model == (try freshModel(controller)), "the live results differ from a fresh fetch")
+        return delivered
+    }
+}
+
+/// Runs raw SQL in one write transaction.
+func execute(_ store: Store, _ sql: String, _ arguments: StatementArguments = StatementArguments()) throws {
+    try store.write { tx in try tx.database.execute(sql: sql, arguments: arguments) }
+}
+
+/// The request most tests here use: sorted by `sortBy` (the rowid breaks ties).
+func sorted(
+    _ sortBy: [SortDescriptor<Article>], limit: Int? = nil, offset: Int? = nil, batchSize: Int = 10
+) -> RecordRequest<Article> {
+    var request = RecordRequest<Article>(sortBy: sortBy, limit: limit, offset: offset)
+    request.batchSize = batchSize
+    return request
+}
+
+/// Text bytes written as they are, whatever they are (invalid UTF-8 included).
+func textLiteral(_ bytes: [UInt8]) -> String {
+    "CAST(x'" + bytes.map { String(format: "%02x", $0) }.joined() + "' AS TEXT)"
+}
+
+/// A small seeded generator (SplitMix64), so a failing seed replays exactly.
+struct SeededRandom: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
