@@ -8,6 +8,8 @@ struct WorkloadRequest: Codable {
     var steps: Int
     var fileStore: Bool
     var ops: [Operation]?
+    /// Instead of a workload: read a record through a controller inside `store.write`.
+    var misuse: Bool? = nil
 
     var profile: WorkloadProfile { WorkloadProfile.of(seed: seed) }
 }
@@ -195,6 +197,23 @@ enum WorkloadChild {
     @MainActor
     static func serve(_ path: String) async throws {
         let request = try JSONDecoder().decode(WorkloadRequest.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        if request.misuse == true {
+            // Expected to stop with a message naming the misuse (issue 12, item 9).
+            let store = try Store.temporary(records: [Item.self])
+            try writeSync(store) { tx in
+                for i in 0..<3 {
+                    var item = Item()
+                    item.key = "k\(i)"
+                    try tx.insert(&item)
+                }
+            }
+            let controller = FetchedResultsController(
+                RecordRequest<Item>(sortBy: [SortDescriptor(\.rank)]), store: store)
+            try fetchSync(controller)
+            let record = try writeSync(store) { _ in controller.object(at: IndexPath(item: 0, section: 0)) }
+            print("object(at:) inside store.write returned \(record.map(\.summary) ?? "nil")")
+            return
+        }
         let base = String(path.dropLast(".request.json".count))
         _ = FileManager.default.createFile(atPath: base + ".journal", contents: nil)
         let journal = try FileHandle(forWritingTo: URL(fileURLWithPath: base + ".journal"))
