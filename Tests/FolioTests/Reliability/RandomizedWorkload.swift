@@ -574,8 +574,7 @@ final class Workload {
             if let rule {
                 let verdict = MoveRules.check(
                     change: entries[0].change, old: old, new: oracle, touched: rule.touched, changed: rule.changed,
-                    sectioned: s.spec.sections != .none,
-                    sectionsMayReorder: rule.changed.isEmpty && !rule.touched.isEmpty && isSetRequest(op))
+                    sectioned: s.spec.sections != .none)
                 if !verdict.problems.isEmpty {
                     throw fail(
                         "move rules",
@@ -605,10 +604,6 @@ final class Workload {
         s.broken = false
         if step % recordEvery == 0 || deep { try checkRecords(index, touched: touched, deep: deep) }
         if deep { try checkFresh(index) }
-    }
-
-    private func isSetRequest(_ op: Operation) -> Bool {
-        if case .setRequest = op { true } else { false }
     }
 
     /// Records read through the controller are the stored ones.

@@ -365,7 +365,7 @@ enum MoveRules {
     ///   - changed: touched rows whose stored values changed.
     static func check(
         change: ChangeSet, old: OracleResult, new: OracleResult, touched: Set<Int64>, changed: Set<Int64>,
-        sectioned: Bool, sectionsMayReorder: Bool = false
+        sectioned: Bool
     ) -> Verdict {
         var verdict = Verdict()
         func problem(_ text: String) { verdict.problems.append(text) }
@@ -376,16 +376,19 @@ enum MoveRules {
         for (s, section) in new.sections.enumerated() { for (i, id) in section.ids.enumerated() { newPlace[id] = (s, i) } }
 
         let deletedSections = Set(change.deletedSections), insertedSections = Set(change.insertedSections)
-        // A section value shown before and after is kept: never deleted and inserted again
-        // (unless a new request reorders sections, which a batch update cannot move).
-        if sectioned && !sectionsMayReorder {
+        // Sections shown before and after are kept (neither deleted nor inserted) unless
+        // their order changed: the kept ones must be a largest set whose order is kept.
+        if sectioned {
             var newIndexOfValue: [Stored: Int] = [:]
             for (s, section) in new.sections.enumerated() { newIndexOfValue[section.value.identityKey] = s }
+            var both: [(old: Int, new: Int)] = []
             for (s, section) in old.sections.enumerated() {
-                guard let n = newIndexOfValue[section.value.identityKey] else { continue }
-                if deletedSections.contains(s) || insertedSections.contains(n) {
-                    problem("section \(section.value) is shown before (\(s)) and after (\(n)) but was deleted/inserted")
-                }
+                if let n = newIndexOfValue[section.value.identityKey] { both.append((s, n)) }
+            }
+            let largest = maximumIncreasing(both.map { (key: $0.new, weight: 1) }).count
+            let kept = both.filter { !deletedSections.contains($0.old) && !insertedSections.contains($0.new) }.count
+            if kept != largest {
+                problem("\(kept) of the \(both.count) sections shown before and after were kept; \(largest) could be")
             }
         }
         var moved: [Int64: ChangeSet.Move] = [:]

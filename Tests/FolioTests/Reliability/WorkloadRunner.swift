@@ -48,6 +48,7 @@ enum WorkloadRunner {
             workload.recordEvery = 3
         case .extremes, .races: break
         }
+        if let every = environmentInt("FOLIO_DEEP_EVERY") { workload.deepEvery = max(1, every) }
         do {
             if let ops = request.ops {
                 for op in ops { try await workload.perform(op) }
@@ -105,10 +106,13 @@ enum WorkloadChild {
     }()
 
     /// Runs `request` in a child process, or in this one when children are not available.
-    static func run(_ request: WorkloadRequest, timeout: Duration) async -> WorkloadOutcome {
+    /// Shrinking replays use slots of their own, so that they do not wait for every seed
+    /// still queued.
+    static func run(_ request: WorkloadRequest, timeout: Duration, shrinking: Bool = false) async -> WorkloadOutcome {
         guard let executable else { return await WorkloadRunner.run(request) }
-        await ChildSlots.shared.acquire()
-        defer { Task { await ChildSlots.shared.release() } }
+        let slots = shrinking ? ChildSlots.shrinking : ChildSlots.shared
+        await slots.acquire()
+        defer { Task { await slots.release() } }
         let name = "\(request.seed)-\(UUID().uuidString.prefix(8))"
         let base = directory.appendingPathComponent(name)
         let requestURL = base.appendingPathExtension("request.json")
@@ -232,6 +236,7 @@ enum WorkloadChild {
 /// At most this many child processes at once (the machine's cores, or FOLIO_JOBS).
 actor ChildSlots {
     static let shared = ChildSlots(limit: environmentInt("FOLIO_JOBS") ?? max(1, ProcessInfo.processInfo.activeProcessorCount))
+    static let shrinking = ChildSlots(limit: 1)
     private let limit: Int
     private var running = 0
     private var waiting: [CheckedContinuation<Void, Never>] = []
@@ -281,7 +286,7 @@ enum WorkloadShrinker {
             }
             runs += 1
             let request = WorkloadRequest(seed: seed, steps: 0, fileStore: outcome.fileStore, ops: ops)
-            let result = await WorkloadChild.run(request, timeout: .seconds(60))
+            let result = await WorkloadChild.run(request, timeout: .seconds(60), shrinking: true)
             guard let f = result.failure, f.kind == kind else { return nil }
             return f
         }

@@ -61,13 +61,33 @@ final class TouchedRows: TransactionObserver, @unchecked Sendable {
 
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { eventKind.tableName == table }
     func databaseDidChange(with event: DatabaseEvent) { pending.insert(event.rowID) }
-    func databaseDidCommit(_ db: Database) {
-        let rows = pending
+
+    /// The rows of the transaction being committed, taken before any observer's
+    /// `databaseDidCommit` runs: an observer notified earlier (Folio's change hub) may run
+    /// and roll back a read transaction on the same connection, which GRDB announces to
+    /// every observer as a rollback before this one hears of the commit.
+    private var committing: Set<Int64>?
+
+    func databaseWillCommit() throws {
+        committing = pending
         pending = []
+    }
+
+    func databaseDidCommit(_ db: Database) { finishCommit() }
+
+    func databaseDidRollback(_ db: Database) {
+        // A rollback announced while a commit is being announced is a later, nested
+        // transaction: the commit stands.
+        finishCommit()
+        pending = []
+    }
+
+    private func finishCommit() {
+        guard let rows = committing else { return }
+        committing = nil
         guard !rows.isEmpty else { return }  // GRDB also reports transactions that changed nothing here
         lock.lock(); committed.append(rows); lock.unlock()
     }
-    func databaseDidRollback(_ db: Database) { pending = [] }
 
     /// The commits that touched the table since the last call.
     func take() -> [Set<Int64>] {
