@@ -34,10 +34,10 @@ enum WorkloadProfile: String, Codable, CaseIterable {
     /// Transactions per seed in the default run.
     var defaultSteps: Int {
         switch self {
-        case .extremes: 900
+        case .extremes: 950
         case .races: 800
-        case .chunks: 200
-        case .bulk: 120
+        case .chunks: 150
+        case .bulk: 80
         case .huge: 14
         }
     }

@@ -63,13 +63,14 @@ final class TouchedRows: TransactionObserver, @unchecked Sendable {
     func databaseDidChange(with event: DatabaseEvent) { pending.insert(event.rowID) }
 
     /// The rows of the transaction being committed, taken before any observer's
-    /// `databaseDidCommit` runs: an observer notified earlier (Folio's change hub) may run
-    /// and roll back a read transaction on the same connection, which GRDB announces to
-    /// every observer as a rollback before this one hears of the commit.
+    /// `databaseDidCommit` runs: an observer notified earlier (Folio's change hub) may run a
+    /// read transaction on the same connection, which GRDB announces to every observer as
+    /// a transaction of its own (will commit, did commit — or did roll back) before this one
+    /// hears of the outer commit.
     private var committing: Set<Int64>?
 
     func databaseWillCommit() throws {
-        committing = pending
+        committing = (committing ?? []).union(pending)
         pending = []
     }
 
