@@ -156,11 +156,33 @@ final class WriteGate: @unchecked Sendable {
     private var didBegin = false
     private(set) var timedOut = false
 
+    private let committed = DispatchSemaphore(value: 0)
+    private var opened = false
+
     var hasBegun: Bool { lock.withLock { didBegin } }
     func begin() { lock.withLock { didBegin = true } }
-    func open() { release.signal() }
+    /// Lets the transaction commit (once).
+    func open() {
+        let first = lock.withLock { () -> Bool in
+            defer { opened = true }
+            return !opened
+        }
+        if first { release.signal() }
+    }
     func waitForRelease() {
         if release.wait(timeout: .now() + 5) == .timedOut { lock.withLock { timedOut = true } }
+    }
+    /// Called when the transaction has committed (its observers told).
+    func didCommit() { committed.signal() }
+    /// Opens the gate and waits, up to two seconds, for the commit.
+    func openAndWaitForCommit() {
+        let first = lock.withLock { () -> Bool in
+            defer { opened = true }
+            return !opened
+        }
+        guard first else { return }
+        release.signal()
+        _ = committed.wait(timeout: .now() + 2)
     }
 }
 
@@ -346,6 +368,7 @@ final class Workload {
         let gate = WriteGate()
         let store = self.store
         let write = Task.detached {
+            defer { gate.didCommit() }
             try await store.write { tx in
                 try Write.apply(writes, tx)
                 gate.begin()
@@ -353,6 +376,13 @@ final class Workload {
             }
         }
         for _ in 0..<5_000 where !gate.hasBegun { try await Task.sleep(for: .milliseconds(1)) }
+        // The commit lands exactly while the first fetch scans the identifiers: the scan's
+        // first statement (traced as it starts) lets the transaction commit, and waits for
+        // it, before reading — the fetch then installs a state older than that commit.
+        store.diagnostics.logSQL { sql in
+            if sql.contains("ORDER BY") { gate.openAndWaitForCommit() }
+        }
+        defer { store.diagnostics.logSQL(nil) }
         let scans = store.diagnostics.counters.identifierScans
         var fetches: [Task<Void, any Error>] = []
         for (slot, spec) in specs.enumerated() {

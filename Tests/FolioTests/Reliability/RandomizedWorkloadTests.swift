@@ -93,7 +93,7 @@ struct RandomizedWorkloadTests {
         let request = WorkloadRequest(seed: 0, steps: 0, fileStore: true, misuse: true)
         let outcome = await WorkloadChild.run(request, timeout: .seconds(120))
         let failure = try #require(outcome.failure, "object(at:) inside store.write returned instead of stopping")
-        #expect(failure.kind.hasPrefix("crash"))
+        #expect(failure.kind.hasPrefix("crash: "), "\(failure.kind)")
         #expect(failure.message.contains("inside a read or write closure"), "\(failure.message)")
     }
 
