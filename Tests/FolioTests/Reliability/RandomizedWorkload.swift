@@ -239,6 +239,8 @@ final class Workload {
         step += 1
         executed.append(op)
         journal?(op)
+        scansAtStart = store.diagnostics.counters.identifierScans
+        slotsSteady = slots.allSatisfy { $0 == nil || ($0!.fetched && !$0!.broken && $0!.oracle != nil) }
         do {
             try await execute(op)
         } catch let failure as WorkloadFailure {
@@ -451,12 +453,19 @@ final class Workload {
         return (0..<count).map { _ in all[Int.random(in: 0..<all.count, using: &rng)] }
     }
 
+    /// Identifier scans before the operation, and whether every controller was following
+    /// the store then (so that a small transaction must not rescan).
+    private var scansAtStart = 0
+    private var slotsSteady = false
+
     private func verify(_ op: Operation) async throws {
         for s in slots.compactMap({ $0 }) { await s.controller.waitForChanges() }
         await Task.yield()
+        let scans = store.diagnostics.counters.identifierScans - scansAtStart
         let commits = touched.take()
         let touchedRows = commits.reduce(into: Set<Int64>()) { $0.formUnion($1) }
         stats.add("transactions", commits.count)
+
         if case .rollback = op {
             try ensure(commits.isEmpty, "rollback", "a rolled-back transaction reported \(commits.count) commits")
         }
@@ -481,6 +490,21 @@ final class Workload {
         }
         for index in slots.indices where slots[index] != nil {
             try checkSlot(index, op, commits: commits, touched: touchedRows, changed: changed, deep: deep)
+        }
+        // A transaction of at most 2,048 rows is followed incrementally: O(changed · log n),
+        // no identifier scan (the engine's threshold is max(2048, total / 500)) — unless the
+        // rows stopped falling into contiguous sections, which a rescan confirms.
+        if case .write = op, commits.count == 1, slotsSteady, !slots.allSatisfy({ $0 == nil }),
+            slots.allSatisfy({ $0 == nil || !$0!.broken })
+        {
+            if touchedRows.count <= 2_048 {
+                try ensure(
+                    scans == 0, "rescan on a small transaction",
+                    "\(scans) identifier scans for a transaction of \(touchedRows.count) rows")
+                stats.add("transactions followed without a scan")
+            } else {
+                stats.add("transactions past the incremental limit")
+            }
         }
         stats.add("steps")
     }

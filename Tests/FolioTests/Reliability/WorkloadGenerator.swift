@@ -36,8 +36,8 @@ enum WorkloadProfile: String, Codable, CaseIterable {
         switch self {
         case .extremes: 950
         case .races: 800
-        case .chunks: 150
-        case .bulk: 80
+        case .chunks: 100
+        case .bulk: 50
         case .huge: 14
         }
     }

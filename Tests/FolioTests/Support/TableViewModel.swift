@@ -74,7 +74,16 @@ struct TableViewModel: Equatable, CustomStringConvertible {
                 throw fail("data source: empty section \(index)")
             }
         }
-        // At most one section of nil values (other values are checked by the workloads, by bytes).
+        // No section value twice, as far as names show values: names compared by bytes
+        // (Swift's == would merge NFC and NFD), except names of text that was not valid
+        // UTF-8 (repaired to U+FFFD, so distinct values can share one); the workloads check
+        // section values themselves.
+        var names = Set<[UInt8]>()
+        for info in dataSource.sections where !info.isNil && !info.name.unicodeScalars.contains("\u{FFFD}") {
+            guard names.insert(Array(info.name.utf8)).inserted else {
+                throw fail("data source: a section value appears twice: \(dataSource.sections.map(\.name))")
+            }
+        }
         let nilSections = dataSource.sections.filter(\.isNil).count
         guard nilSections <= 1 else { throw fail("data source: \(nilSections) nil sections") }
         guard Set(dataSource.identifiers).count == dataSource.numberOfItems else {
