@@ -417,18 +417,31 @@ final class Workload {
 
     private func readInsideWrite(_ slot: Int, _ writes: [Write]) throws {
         guard let s = live(slot) else { return }
-        // Records cannot be loaded inside a closure of their own store (object(at:) stops
-        // with a message there: see `objectInsideWriteStopsWithAMessage`); what loads nothing
-        // works, and shows the state of the last change set.
+        // Inside a closure of its own store, a record is read through that closure's
+        // connection (before this closure writes, that is the committed row); identifiers and
+        // sections show the state of the last change set.
         let paths = samplePaths(s, count: 3)
         var read: [(IndexPath, Int64, RecordID, IndexPath?)] = []
+        var records: [(IndexPath, Int64, Item?)] = []
         var sections: [SectionInfo] = []
         try writeSync(store) { tx in
             for (path, id) in paths {
                 read.append((path, id, s.controller.identifier(at: path), s.controller.indexPath(for: RecordID(id))))
+                records.append((path, id, s.controller.object(at: path)))
             }
             sections = s.controller.sections
             try Write.apply(writes, tx)
+        }
+        for (path, id, record) in records {
+            guard let expected = rows[id]?.decoded else { continue }
+            guard let record else {
+                throw fail(
+                    "object(at:) inside a write", "object(at: \(path)) inside store.write returned nil for row \(id)", slot)
+            }
+            try ensure(
+                record.sameStoredValues(as: expected), "object(at:) inside a write",
+                "object(at: \(path)) inside store.write is \(record.summary), stored \(expected.summary)", slot)
+            stats.add("records read inside a write")
         }
         try ensure(
             sections.map(\.numberOfObjects) == s.model.sections.map(\.count), "read inside a write",

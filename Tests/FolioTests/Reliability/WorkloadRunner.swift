@@ -216,6 +216,14 @@ enum WorkloadChild {
             try fetchSync(controller)
             let record = try writeSync(store) { _ in controller.object(at: IndexPath(item: 0, section: 0)) }
             print("object(at:) inside store.write returned \(record.map(\.summary) ?? "nil")")
+            var outcome = WorkloadOutcome(fileStore: true)
+            if record?.key != "k0" {
+                outcome.failure = WorkloadFailure(
+                    kind: "object(at:) inside a write",
+                    message: "object(at:) inside store.write returned \(record.map(\.summary) ?? "nil"), not the stored record")
+            }
+            let base = String(path.dropLast(".request.json".count))
+            try JSONEncoder().encode(outcome).write(to: URL(fileURLWithPath: base + ".result.json"))
             return
         }
         let base = String(path.dropLast(".request.json".count))
