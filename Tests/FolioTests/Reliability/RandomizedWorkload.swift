@@ -3,556 +3,767 @@ import GRDB
 import Testing
 @testable import Folio
 
-/// Totals over every workload of the run, printed by the suites.
-final class WorkloadTotals: @unchecked Sendable {
-    // @unchecked Sendable: every field is read and written under `lock`.
-    private let lock = NSLock()
-    private var values: [String: Int] = [:]
-    static let shared = WorkloadTotals()
-
-    func add(_ key: String, _ n: Int = 1) { lock.lock(); values[key, default: 0] += n; lock.unlock() }
-    var snapshot: [String: Int] { lock.lock(); defer { lock.unlock() }; return values }
+/// A failed check inside a workload. `kind` names the class of failure (it stays the same
+/// while a reproduction is shrunk); `message` has the details.
+struct WorkloadFailure: Error, Codable, CustomStringConvertible {
+    var kind: String
+    var message: String
+    var step = 0
+    var description: String { "[\(kind)] step \(step): \(message)" }
 }
 
-/// One randomized workload: a store, a few live controllers drawn from the seed, and a
-/// stream of random transactions. After every commit each controller's change set is
-/// applied to a strict table-view model that must then equal a fresh fetch, a fetch of
-/// the identifiers in SQL, and the same results computed in Swift.
+/// Collects each change set a controller delivers, with the snapshot delivered after it
+/// and how many callbacks came with it.
 @MainActor
-final class Workload {
-    @MainActor
-    final class Tracked {
-        var spec: ControllerSpec
-        let controller: FetchedResultsController<Article>
-        let recorder = EventRecorder()
-        var model = TableViewModel(sections: [])
-        var streamed: [ChangeSet] = []
-        var streamTask: Task<Void, Never>?
-
-        init(spec: ControllerSpec, store: Store) {
-            self.spec = spec
-            controller = FetchedResultsController(spec.request, store: store, sectionBy: spec.sectionKey)
-        }
+final class WorkloadRecorder: FetchedResultsControllerDelegate {
+    struct Entry {
+        var change: ChangeSet
+        var snapshot: Snapshot
+        var sectionCallbacks: Int
+        var objectCallbacks: Int
+        var wellFormed: Bool
     }
 
-    let seed: UInt64
-    let transactions: Int
-    var rng: SplitMix64
-    let store: Store
-    let touched = TouchedRows(table: "article")
-    var tracked: [Tracked] = []
-    var rows: [Int64: ArticleRow] = [:]
-    var transaction = 0
-    var log: [String] = []
-    var urlCounter = 0
-    var bulkInserts = 0
-    var stats: [String: Int] = [:]
+    var entries: [Entry] = []
+    /// Every change set since the controller was made (compared with its streams).
+    var all: [(change: ChangeSet, snapshot: Snapshot)] = []
+    private var sectionCallbacks = 0, objectCallbacks = 0
+    private var phase = 0  // 0 idle, 1 between will and did, 2 after did, 3 after the change set
+    private var pending: ChangeSet?
+    private var wellFormed = true
 
-    init(seed: UInt64, transactions: Int) throws {
-        self.seed = seed
-        self.transactions = transactions
-        rng = SplitMix64(seed: seed &* 0x2545_F491_4F6C_DD1D &+ 1)
-        store = seed % 2 == 0 ? try Store.temporary(records: [Article.self]) : try Store.inMemory(records: [Article.self])
-        store.writer.add(transactionObserver: touched, extent: .observerLifetime)
+    func take() -> [Entry] {
+        defer { entries = [] }
+        return entries
     }
 
-    func fail(_ text: String, _ controller: Tracked? = nil) -> WorkloadFailure {
-        var message = "seed \(seed), transaction \(transaction): \(text)"
-        if let controller { message += "\n  controller: \(controller.spec)" }
-        message += "\n  last operations:\n    " + log.suffix(6).joined(separator: "\n    ")
-        message += "\n  replay: FOLIO_SEED=\(seed) swift test --filter RandomizedWorkloadTests"
-        return WorkloadFailure(description: message)
+    /// Errors heard through `controller(_:didFailWith:)` since the last check, and in all.
+    var failures: [FolioError] = []
+    var failureCount = 0
+
+    func controller(_ controller: FetchedResultsController<Item>, didFailWith error: FolioError) {
+        if phase != 0 { wellFormed = false }
+        failures.append(error)
+        failureCount += 1
     }
 
-    func ensure(_ condition: Bool, _ text: @autoclosure () -> String, _ controller: Tracked? = nil) throws {
-        if !condition { throw fail(text(), controller) }
+    func controllerWillChangeContent(_ controller: FetchedResultsController<Item>) {
+        if phase != 0 { wellFormed = false }
+        phase = 1
+        sectionCallbacks = 0
+        objectCallbacks = 0
     }
+    func controller(
+        _ controller: FetchedResultsController<Item>, didChange section: SectionInfo, atSectionIndex sectionIndex: Int,
+        for type: FetchedResultsChangeType
+    ) {
+        if phase != 1 { wellFormed = false }
+        sectionCallbacks += 1
+    }
+    func controller(
+        _ controller: FetchedResultsController<Item>, didChangeObject id: RecordID, at indexPath: IndexPath?,
+        for type: FetchedResultsChangeType, newIndexPath: IndexPath?
+    ) {
+        if phase != 1 { wellFormed = false }
+        objectCallbacks += 1
+    }
+    func controllerDidChangeContent(_ controller: FetchedResultsController<Item>) {
+        if phase != 1 { wellFormed = false }
+        phase = 2
+    }
+    func controller(_ controller: FetchedResultsController<Item>, didChangeContentWith changes: ChangeSet) {
+        if phase != 2 { wellFormed = false }
+        phase = 3
+        pending = changes
+    }
+    func controller(_ controller: FetchedResultsController<Item>, didChangeContentWith snapshot: Snapshot) {
+        if phase != 3 { wellFormed = false }
+        phase = 0
+        let change = pending ?? .reload
+        entries.append(
+            Entry(
+                change: change, snapshot: snapshot, sectionCallbacks: sectionCallbacks, objectCallbacks: objectCallbacks,
+                wellFormed: wellFormed && pending != nil))
+        all.append((change, snapshot))
+        pending = nil
+        wellFormed = true
+    }
+}
 
-    // MARK: Running
+/// What a controller's async sequences delivered (filled by tasks that hold no controller).
+@MainActor
+final class StreamLog {
+    var changes: [ChangeSet] = []
+    var updates: [(ChangeSet, Snapshot)] = []
+    /// Updates that carried an error (not change sets).
+    var errors = 0
+}
 
-    func run() async throws {
-        // Seed the table, then start the controllers.
-        try write("seed 200 rows") { tx in for _ in 0..<200 { try self.insertRandom(tx) } }
-        _ = touched.take()
-        rows = try ArticleRow.readAll(store)
-        let count = Int.random(in: 3...4, using: &rng)
-        for index in 0..<count {
-            // Every workload has one sectioned and one windowed controller at least.
-            var spec = ControllerSpec.random(&rng, sections: index == 0 ? rng.pick([.category, .day, .firstLetter]) : nil)
-            if index == 1 && spec.limit == nil && spec.offset == nil {
-                (spec.limit, spec.offset) = rng.pick(ControllerSpec.windows)
-            }
-            let t = Tracked(spec: spec, store: store)
-            if rng.chance(0.5) {
-                t.controller.delegate = t.recorder
-                try await t.controller.performFetch()
-            } else {
-                try await t.controller.performFetch()
-                t.controller.delegate = t.recorder  // starts tracking by catching up
-            }
-            if index == 0 {
-                let stream = t.controller.changes
-                t.streamTask = Task { @MainActor [t] in
-                    for await change in stream { t.streamed.append(change) }
+/// One live controller of a workload and what the test knows of it.
+@MainActor
+final class WorkloadSlot {
+    var spec: ControllerSpec
+    let controller: FetchedResultsController<Item>
+    let recorder = WorkloadRecorder()
+    var model = TableViewModel(sections: [])
+    /// The results after the last step, when they were valid (for the move rules).
+    var oracle: OracleResult?
+    var fetched = false
+    /// The last results were not contiguous: fetches fail until the data is repaired.
+    var broken = false
+    let streams = StreamLog()
+    var streamTask: Task<Void, Never>?
+
+    init(spec: ControllerSpec, store: Store) {
+        self.spec = spec
+        controller = FetchedResultsController(spec.request, store: store, sectionBy: spec.sectionKey, cacheName: spec.cacheName)
+        let log = streams
+        switch spec.stream {
+        case .none: break
+        case .changes:
+            let stream = controller.changes
+            streamTask = Task { @MainActor in for await change in stream { log.changes.append(change) } }
+        case .updates:
+            let stream = controller.updates
+            streamTask = Task { @MainActor in
+                for await update in stream {
+                    if update.error != nil { log.errors += 1 } else { log.updates.append((update.changes, update.snapshot)) }
                 }
             }
-            t.model = TableViewModel(t.controller.snapshot)
-            t.recorder.changeSets = []
-            t.recorder.events = []
-            tracked.append(t)
-            try checkLive(t, against: try freshFetch(t).controller)
         }
-        defer { for t in tracked { t.streamTask?.cancel() } }
+    }
 
+    /// After a fetch: the model starts from what the controller shows.
+    func fetchedNow() {
+        fetched = true
+        recorder.entries = []
+        model = TableViewModel(controller.snapshot)
+        oracle = nil
+    }
+}
+
+/// The synchronous `performFetch`, callable from async code.
+@MainActor
+func fetchSync(_ controller: FetchedResultsController<Item>) throws {
+    try controller.performFetch()
+}
+
+/// Signals between a transaction held open on the writer and the test.
+final class WriteGate: @unchecked Sendable {
+    // @unchecked Sendable: semaphores are thread-safe; `began` is guarded by `lock`.
+    private let release = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var didBegin = false
+    private(set) var timedOut = false
+
+    private let committed = DispatchSemaphore(value: 0)
+    private var opened = false
+
+    var hasBegun: Bool { lock.withLock { didBegin } }
+    func begin() { lock.withLock { didBegin = true } }
+    /// Lets the transaction commit (once).
+    func open() {
+        let first = lock.withLock { () -> Bool in
+            defer { opened = true }
+            return !opened
+        }
+        if first { release.signal() }
+    }
+    func waitForRelease() {
+        if release.wait(timeout: .now() + 5) == .timedOut { lock.withLock { timedOut = true } }
+    }
+    /// Called when the transaction has committed (its observers told).
+    func didCommit() { committed.signal() }
+    /// Opens the gate and waits, up to two seconds, for the commit.
+    func openAndWaitForCommit() {
+        let first = lock.withLock { () -> Bool in
+            defer { opened = true }
+            return !opened
+        }
+        guard first else { return }
+        release.signal()
+        _ = committed.wait(timeout: .now() + 2)
+    }
+}
+
+/// Counters of a run, for the figures printed at the end.
+struct WorkloadStats: Codable {
+    var values: [String: Int] = [:]
+    mutating func add(_ key: String, _ n: Int = 1) { values[key, default: 0] += n }
+    subscript(key: String) -> Int { values[key, default: 0] }
+}
+
+/// A store, live controllers, and operations applied one at a time. After every operation
+/// each controller's change sets are applied to a strict table-view model, which must then
+/// equal the results computed by SQL written in the test (sections from the stored bytes);
+/// the move rules are checked, with minimality; records read through the controller are
+/// compared with a direct read of the table.
+@MainActor
+final class Workload {
+    let store: Store
+    let fileStore: Bool
+    let touched = TouchedRows(table: "item")
+    var rows: [Int64: StoredRow] = [:]
+    var slots: [WorkloadSlot?] = []
+    var executed: [Operation] = []
+    var stats = WorkloadStats()
+    var step = 0
+    var rng = SplitMix64(seed: 7)
+    /// Called with each operation before it runs (the journal of a child process).
+    var journal: ((Operation) -> Void)?
+    /// Every this many steps the checks read every record and the whole table.
+    var deepEvery = 25
+    /// Big profiles check records less often (a batch of thousands of records per step).
+    var recordEvery = 1
+
+    init(fileStore: Bool) throws {
+        self.fileStore = fileStore
+        store = fileStore ? try Store.temporary(records: [Item.self]) : try Store.inMemory(records: [Item.self])
+        try touched.install(on: store)
+    }
+
+    func fail(_ kind: String, _ text: String, _ slot: Int? = nil) -> WorkloadFailure {
+        var message = text
+        if let slot, let s = slots[slot] { message += "\n  controller \(slot): \(s.spec)" }
+        return WorkloadFailure(kind: kind, message: message, step: step)
+    }
+
+    func ensure(_ condition: Bool, _ kind: String, _ text: @autoclosure () -> String, _ slot: Int? = nil) throws {
+        if !condition { throw fail(kind, text(), slot) }
+    }
+
+    // MARK: Operations
+
+    func perform(_ op: Operation) async throws {
+        if op.needsFileStore && !fileStore { return }
+        step += 1
+        executed.append(op)
+        journal?(op)
+        scansAtStart = store.diagnostics.counters.identifierScans
+        slotsSteady = slots.allSatisfy { $0 == nil || ($0!.fetched && !$0!.broken && $0!.oracle != nil) }
         do {
-            while transaction < transactions {
-                transaction += 1
-                try await step()
-            }
+            try await execute(op)
         } catch let failure as WorkloadFailure {
             throw failure
         } catch {
-            throw fail("\(error)")
+            throw fail("operation threw", "\(op) threw \(error)")
         }
-
-        // The change-set stream saw exactly what the delegate saw.
-        let first = tracked[0]
-        for _ in 0..<200 where first.streamed.count < first.recorder.changeSets.count {
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        try ensure(
-            first.streamed == first.recorder.changeSets,
-            "the changes stream delivered \(first.streamed.count) change sets, the delegate \(first.recorder.changeSets.count)",
-            first)
-        stats["controllers"] = tracked.count
+        try await verify(op)
     }
 
-    func write(_ label: String, _ body: (WriteTransaction) throws -> Void) throws {
-        log.append("#\(transaction) \(label)")
-        try writeSync(store, body)
-    }
-
-    // MARK: One step
-
-    func step() async throws {
-        let before = tracked.map { $0.recorder.changeSets.count }
-        let eventsBefore = tracked.map { $0.recorder.events.count }
-        let oldModels = tracked.map(\.model)
-        let oldNames = tracked.map { $0.controller.sections.map(\.name) }
-        let scansBefore = store.diagnostics.counters.identifierScans
-        forceDeep = false
-
-        if rng.chance(0.03) {
-            forceDeep = true
-            try changeRequest()
-            return
-        }
-        try randomTransaction()
-        for t in tracked { await t.controller.waitForChanges() }
-        let scans = store.diagnostics.counters.identifierScans - scansBefore
-        let commits = touched.take()
-        try ensure(commits.count <= 1, "\(commits.count) commits in one step")
-        // What the update hook reports, plus what it cannot: the old rowid of an UPDATE
-        // that changed it (Folio reports it through a trigger, see ChangeHub).
-        let touchedRows = (commits.first ?? []).union(rowIDsChangedByTheStep)
-        rowIDsChangedByTheStep = []
-        let current = try ArticleRow.read(store, ids: touchedRows)
-        var valueChanged = Set<Int64>()
-        for id in touchedRows where current[id] != rows[id] {
-            valueChanged.insert(id)
-            rows[id] = current[id]
-        }
-        if touchedRows.count > 100 && rows.count < 1_000 { forceDeep = true }
-        if deep {
-            // Nothing changed that SQLite did not report.
-            let all = try ArticleRow.readAll(store)
-            let unreported = Set(all.keys).union(rows.keys).filter { all[$0] != rows[$0] }
-            try ensure(unreported.isEmpty, "rows changed without being reported: \(unreported.sorted())")
-        }
-
-        // Small transactions are followed incrementally (no rescan); large ones rescan.
-        if ResultsTracker.isIncremental(changed: touchedRows.count, total: 0) {
-            try ensure(scans == 0, "\(scans) identifier scans for a transaction of \(touchedRows.count) rows")
-            stats["incremental transactions", default: 0] += 1
-        } else {
-            try ensure(scans == tracked.count, "\(scans) identifier scans after a bulk transaction, \(tracked.count) controllers")
-            stats["full-rescan transactions", default: 0] += 1
-        }
-
-        for (i, t) in tracked.enumerated() {
-            let delivered = Array(t.recorder.changeSets[before[i]...])
-            let (freshController, fresh) = try freshFetch(t)
-            let old = oldModels[i]
-            let oldIDs = Set(old.identifiers.map(\.rawValue)), newIDs = Set(fresh.identifiers.map(\.rawValue))
-            let shownTouched = touchedRows.intersection(oldIDs).intersection(newIDs)
-            let expectChange = old != fresh || !shownTouched.isEmpty
-            guard expectChange else {
-                try ensure(delivered.isEmpty, "a change set for a commit that changed nothing shown: \(delivered)", t)
-                try checkLive(t, against: freshController)
-                continue
-            }
-            try ensure(delivered.count == 1, "\(delivered.count) change sets for one commit", t)
-            let change = delivered[0]
-            try ensure(!change.isReload, "a reload where a change set was expected", t)
-            let applied: TableViewModel.Applied
-            do {
-                applied = try t.model.apply(change, dataSource: t.controller.snapshot)
-            } catch {
-                throw fail("\(error)\n  change: \(change)\n  before: \(old)\n  after:  \(fresh)", t)
-            }
-            try ensure(
-                t.model == fresh,
-                "the model after the change set differs from a fresh fetch\n  change: \(change)\n  before: \(old)\n  model:  \(t.model)\n  fresh:  \(fresh)",
-                t)
-            try checkLive(t, against: freshController)
-
-            // Updates and moves: only rows the commit touched; every changed row that stays is reconfigured.
-            let reconfigured = Set(applied.reconfigured.map(\.rawValue))
-            let moved = Set(applied.moved.keys.map(\.rawValue))
-            try ensure(
-                reconfigured.isSubset(of: touchedRows),
-                "untouched rows updated: \(reconfigured.subtracting(touchedRows).sorted())\n  change: \(change)", t)
-            try ensure(
-                moved.isSubset(of: touchedRows),
-                "spurious moves of untouched rows: \(moved.subtracting(touchedRows).sorted())\n  change: \(change)", t)
-            let replaced = Set(applied.deleted.map(\.rawValue)).intersection(applied.inserted.map(\.rawValue))
-            let stayed = valueChanged.intersection(oldIDs).intersection(newIDs).subtracting(replaced)
-            try ensure(
-                stayed.isSubset(of: reconfigured),
-                "changed rows not reported: \(stayed.subtracting(reconfigured).sorted())\n  change: \(change)", t)
-            // A row deleted and inserted again must have changed section (never a disguised move).
-            for id in replaced {
-                let from = old.sections.firstIndex { $0.contains(RecordID(id)) }!
-                let to = fresh.sections.firstIndex { $0.contains(RecordID(id)) }!
-                try ensure(
-                    change.deletedSections.contains(from) || change.insertedSections.contains(to),
-                    "row \(id) deleted and inserted within surviving sections \(from) → \(to)\n  change: \(change)", t)
-            }
-            // The delegate heard the same change, callback by callback.
-            let events = Array(t.recorder.events[eventsBefore[i]...])
-            let expected = EventRecorder.expectedEvents(
-                for: change, old: old, oldNames: oldNames[i], newNames: t.controller.sections.map(\.name), new: fresh)
-            try ensure(events == expected, "delegate callbacks differ:\n    got      \(events)\n    expected \(expected)", t)
-            try ensure(t.recorder.snapshots.last == t.controller.snapshot, "the delegate's snapshot is not the controller's", t)
-
-            stats["change sets applied", default: 0] += 1
-            stats["rows inserted", default: 0] += applied.inserted.count
-            stats["rows deleted", default: 0] += applied.deleted.count
-            stats["rows moved", default: 0] += applied.moved.count
-            stats["rows updated", default: 0] += applied.updated.count
-            stats["sections inserted or deleted", default: 0] += change.insertedSections.count + change.deletedSections.count
-        }
-        stats["transactions", default: 0] += 1
-    }
-
-    /// Deep checks (the Swift oracle, reading records, the whole table) run every 25th step and after
-    /// large or unusual ones; the model is checked against a fresh fetch after every one.
-    var deep: Bool { transaction % 25 == 0 || forceDeep }
-    var forceDeep = false
-    /// Old rowids of rows whose rowid the step changed (SQLite's update hook omits them).
-    var rowIDsChangedByTheStep = Set<Int64>()
-
-    /// A fresh controller's results, checked against a plain identifier fetch and, in deep
-    /// steps, against the results computed in Swift.
-    func freshFetch(_ t: Tracked) throws -> (controller: FetchedResultsController<Article>, model: TableViewModel) {
-        let fresh = FetchedResultsController(t.controller.fetchRequest, store: store, sectionBy: t.controller.sectionKey)
-        try fresh.performFetch()
-        let model = TableViewModel(fresh.snapshot)
-        try TableViewModel.check(dataSource: fresh.snapshot)
-        let flat = try store.fetchIdentifiers(t.controller.fetchRequest)
-        try ensure(
-            Array(flat) == model.identifiers,
-            "a fresh controller and fetchIdentifiers disagree\n  controller: \(model)\n  identifiers: \(flat.map(\.rawValue))", t)
-        if deep {
-            let oracle = try SwiftOracle.results(rows, request: t.controller.fetchRequest, sections: t.spec.sections)
-            let freshSections = zip(fresh.sections, model.sections).map {
-                SwiftOracle.Section(name: $0.name, isNil: $0.isNil, ids: $1)
-            }
-            let expected =
-                oracle.isEmpty && t.spec.sections == .none ? [SwiftOracle.Section(name: "", isNil: false, ids: [])] : oracle
-            try ensure(
-                freshSections == expected,
-                "a fresh fetch differs from the results computed in Swift\n  fetch:  \(freshSections)\n  oracle: \(expected)", t)
-            stats["oracle checks", default: 0] += 1
-        }
-        return (fresh, model)
-    }
-
-    /// The live controller shows what its model shows, with the right sections and records.
-    func checkLive(_ t: Tracked, against fresh: FetchedResultsController<Article>) throws {
-        let snapshot = t.controller.snapshot
-        try TableViewModel.check(dataSource: snapshot)
-        try ensure(
-            t.model == TableViewModel(snapshot),
-            "the model differs from the controller's snapshot\n  model: \(t.model)\n  snapshot: \(TableViewModel(snapshot))", t)
-        try ensure(fresh.snapshot == snapshot, "the controller's snapshot differs from a fresh fetch", t)
-        try ensure(
-            fresh.sections == t.controller.sections,
-            "sections differ from a fresh fetch\n  live:  \(t.controller.sections)\n  fresh: \(fresh.sections)", t)
-        try ensure(fresh.sectionIndexTitles == t.controller.sectionIndexTitles, "index titles differ", t)
-        // A record read through the controller is the one its identifier names.
-        if deep && snapshot.numberOfItems > 0 {
-            let section = Int.random(in: 0..<snapshot.numberOfSections, using: &rng)
-            let count = t.controller.sections[section].numberOfObjects
-            if count > 0 {
-                let path = IndexPath(item: Int.random(in: 0..<count, using: &rng), section: section)
-                let id = t.controller.identifier(at: path)
-                let record = t.controller.object(at: path)
-                try ensure(
-                    record?.id == id, "object(at: \(path)) is \(String(describing: record?.id)), the identifier there is \(id)", t
-                )
-                try ensure(record.map { ArticleRow.from($0) } == rows[id.rawValue], "object(at: \(path)) has stale values", t)
-                try ensure(t.controller.indexPath(for: id) == path, "indexPath(for: \(id)) is not \(path)", t)
-            }
-        }
-    }
-
-    // MARK: Changing the request
-
-    func changeRequest() throws {
-        let t = rng.pick(tracked)
-        var spec = ControllerSpec.random(&rng, sections: t.spec.sections)
-        if rng.chance(0.5) { spec.predicate = t.spec.predicate }
-        log.append("#\(transaction) setRequest \(spec)")
-        let old = t.model
-        let before = t.recorder.changeSets.count
-        let change = try t.controller.setRequest(spec.request)
-        t.spec = spec
-        try ensure(
-            t.recorder.changeSets.count == before + 1 && t.recorder.changeSets.last == change,
-            "setRequest did not deliver its change set to the delegate", t)
-        try ensure(!change.isReload, "setRequest answered with a reload", t)
-        try ensure(
-            change.updatedItems.isEmpty && change.movedItems.allSatisfy { !$0.isUpdated },
-            "setRequest reported updates, but no record changed: \(change)", t)
-        let (freshController, fresh) = try freshFetch(t)
-        do {
-            try t.model.apply(change, dataSource: t.controller.snapshot)
-        } catch {
-            throw fail("\(error)\n  change: \(change)\n  before: \(old)\n  after:  \(fresh)", t)
-        }
-        try ensure(
-            t.model == fresh,
-            "after setRequest the model differs from a fresh fetch\n  change: \(change)\n  before: \(old)\n  model:  \(t.model)\n  fresh:  \(fresh)",
-            t)
-        try checkLive(t, against: freshController)
-        stats["setRequest changes applied", default: 0] += 1
-    }
-
-    // MARK: Random data
-
-    static let letters = ["A", "a", "B", "b", "C", "Z", "É", "é", "", "m"]
-    static let words = ["", "lpha", "pple", "eta", "x"]
-    static let categories: [String?] = ["a", "b", "c", "d", nil]
-
-    func randomArticle() -> Article {
-        urlCounter += 1
-        var a = Article(
-            title: rng.pick(Self.letters) + rng.pick(Self.words), url: "u\(seed)-\(urlCounter)",
-            published: randomDate(), score: Int.random(in: 0..<15, using: &rng), category: rng.pick(Self.categories))
-        a.isRead = rng.chance(0.3)
-        return a
-    }
-
-    func randomDate() -> Date {
-        let day = Double(Int.random(in: 0..<6, using: &rng))
-        let hour = Double(rng.pick([0, 6, 12, 23]))
-        return Date(timeIntervalSince1970: day * 86_400 + hour * 3_600 + rng.pick([0, 0, 0.5, 59.25]))
-    }
-
-    func insertRandom(_ tx: WriteTransaction) throws {
-        var a = randomArticle()
-        try tx.insert(&a)
-    }
-
-    func randomRow() -> ArticleRow? {
-        guard !rows.isEmpty else { return nil }
-        let keys = rows.keys.sorted()
-        return rows[rng.pick(keys)]
-    }
-
-    func randomRows(_ n: Int) -> [ArticleRow] {
-        var picked: [Int64: ArticleRow] = [:]
-        for _ in 0..<n { if let r = randomRow() { picked[r.id] = r } }
-        return picked.keys.sorted().map { picked[$0]! }
-    }
-
-    /// A random edit of some attributes: sort keys, section keys, predicate inputs, or none of them.
-    func mutate(_ row: ArticleRow) -> Article {
-        var a = row.article
-        switch Int.random(in: 0..<7, using: &rng) {
-        case 0: a.score = Int.random(in: 0..<15, using: &rng)
-        case 1: a.category = rng.pick(Self.categories)
-        case 2: a.published = randomDate()
-        case 3: a.title = rng.pick(Self.letters) + rng.pick(Self.words)
-        case 4: a.isRead.toggle()
-        case 5: a.url = "u\(seed)-edited-\(urlCounter)"; urlCounter += 1  // in place for every controller
-        default:
-            a.score = Int.random(in: 0..<15, using: &rng)
-            a.category = rng.pick(Self.categories)
-            a.title = rng.pick(Self.letters) + rng.pick(Self.words)
-            a.isRead = rng.chance(0.5)
-        }
-        return a
-    }
-
-    func randomTransaction() throws {
-        let size = rows.count
-        let bulkPresent = rows.values.contains { $0.url.hasPrefix("bulk-") }
-        if bulkPresent && rng.chance(0.5) {
-            if rng.chance(0.35) {
-                try write("bulk update") { tx in
-                    try tx.database.execute(
-                        sql: "UPDATE article SET score = (score + 1) % 15, isRead = NOT isRead WHERE url LIKE 'bulk-%'")
-                }
-            } else {
-                try write("bulk delete") { tx in
-                    try tx.deleteAll(Article.self, where: #Predicate { $0.url.starts(with: "bulk-") })
-                }
-            }
-            return
-        }
-        let roll = Double.random(in: 0..<1, using: &rng)
-        let insertBias = size < 100 ? 0.25 : (size > 300 ? -0.2 : 0)
-        switch roll {
-        case ..<(0.25 + insertBias):
-            let n = Int.random(in: 1...3, using: &rng)
-            try write("insert \(n)") { tx in for _ in 0..<n { try self.insertRandom(tx) } }
-        case ..<0.50:
-            let picked = randomRows(Int.random(in: 1...3, using: &rng))
-            let edited = picked.map(mutate)
-            try write("update \(picked.map(\.id))") { tx in for a in edited { try tx.update(a) } }
-        case ..<0.62:
-            let picked = randomRows(Int.random(in: 1...3, using: &rng))
-            try write("delete \(picked.map(\.id))") { tx in for r in picked { try tx.delete(Article.self, id: RecordID(r.id)) } }
-        case ..<0.72:
-            // A mix in one transaction.
-            let updated = randomRows(Int.random(in: 0...4, using: &rng)).map(mutate)
-            let deleted = randomRows(Int.random(in: 0...3, using: &rng)).filter { d in
-                !updated.contains { $0.id?.rawValue == d.id }
-            }
-            let inserted = Int.random(in: 0...4, using: &rng)
-            try write("mixed: update \(updated.map { $0.id!.rawValue }), delete \(deleted.map(\.id)), insert \(inserted)") { tx in
-                for a in updated { try tx.update(a) }
-                for r in deleted { try tx.delete(Article.self, id: RecordID(r.id)) }
-                for _ in 0..<inserted { try self.insertRandom(tx) }
-            }
-        case ..<0.76:
-            let k = Int.random(in: 2...6, using: &rng), r = Int.random(in: 0..<k, using: &rng),
-                d = Int.random(in: 1...5, using: &rng)
-            try write("raw SQL: score + \(d) where id % \(k) = \(r)") { tx in
-                try tx.database.execute(
-                    sql: "UPDATE article SET score = (score + ?) % 15 WHERE id % ? = ?", arguments: [d, k, r])
-            }
-        case ..<0.79:
-            let threshold = Int.random(in: 0..<15, using: &rng)
-            let category = rng.pick(Self.categories)
-            try write("updateAll score > \(threshold): category = \(category ?? "nil"), read") { tx in
-                try tx.updateAll(
-                    Article.self, where: #Predicate { $0.score > threshold },
-                    set: [.set(\.category, to: category), .set(\.isRead, to: true)])
-            }
-        case ..<0.81:
-            let threshold = Int.random(in: 0..<15, using: &rng)
-            try write("deleteAll score == \(threshold) && read") { tx in
-                try tx.deleteAll(Article.self, where: #Predicate { $0.score == threshold && $0.isRead })
-            }
-        case ..<0.84:
-            // Ties: several rows with the same sort keys.
-            let template = randomArticle()
-            let n = Int.random(in: 2...5, using: &rng)
-            try write("insert \(n) ties") { tx in
-                for i in 0..<n {
-                    var a = template
-                    a.url = template.url + "-tie\(i)"
-                    try tx.insert(&a)
-                }
-            }
-        case ..<0.87:
-            if let r = randomRow() {
-                let existing = rng.chance(0.6)
-                var a = existing ? mutate(r) : randomArticle()
-                a.id = nil
-                if existing { a.url = r.url }
-                try write("upsert \(existing ? "existing \(r.id)" : "new")") { tx in try tx.upsert(&a, onConflict: \.url) }
-            }
-        case ..<0.89:
-            // The rowid itself changes: the old identity leaves, a new one arrives.
-            if let r = randomRow() {
-                let newID = (rows.keys.max() ?? 0) + Int64.random(in: 1...50, using: &rng)
-                rowIDsChangedByTheStep.insert(r.id)
-                try write("raw SQL: id \(r.id) → \(newID)") { tx in
-                    try tx.database.execute(sql: "UPDATE article SET id = ? WHERE id = ?", arguments: [newID, r.id])
-                }
-            }
-        case ..<0.91:
-            // Delete a row and insert another with the same rowid in one transaction.
-            if let r = randomRow() {
-                var a = randomArticle()
-                a.id = RecordID(r.id)
-                try write("delete and reinsert \(r.id)") { tx in
-                    try tx.delete(Article.self, id: RecordID(r.id))
-                    try tx.insert(&a)
-                }
-            }
-        case ..<0.93:
-            log.append("#\(transaction) rolled back")
+    private func execute(_ op: Operation) async throws {
+        switch op {
+        case .create(let slot, let spec):
+            try await create(slot, spec)
+        case .write(let writes):
+            try writeSync(store) { tx in try Write.apply(writes, tx) }
+        case .rollback(let writes):
             struct Rollback: Error {}
-            let before = rows.count
             do {
                 try writeSync(store) { tx in
-                    try self.insertRandom(tx)
-                    try tx.deleteAll(Article.self, where: #Predicate { $0.score < 7 })
+                    try Write.apply(writes, tx)
                     throw Rollback()
                 }
-                throw fail("the rolled-back write did not throw")
-            } catch is Rollback {
-                try ensure(try ArticleRow.readAll(store).count == before, "a rolled-back write changed the table")
-            }
-        case ..<0.96:
-            let n = Int.random(in: 10...50, using: &rng)
-            try write("insert \(n)") { tx in for _ in 0..<n { try self.insertRandom(tx) } }
-        case ..<0.965:
-            let n = Int.random(in: 30...150, using: &rng)
-            try write("replace everything with \(n) rows") { tx in
-                try tx.deleteAll(Article.self)
-                for _ in 0..<n { try self.insertRandom(tx) }
-            }
-        case ..<0.975 where !bulkPresent && bulkInserts < 2:
-            bulkInserts += 1
-            let s = Int.random(in: 0..<1000, using: &rng)
-            try write("bulk insert 2,100 rows (salt \(s))") { tx in
-                try tx.database.execute(
-                    sql: """
-                        WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 2099)
-                        INSERT INTO article (title, url, published, score, category, isRead)
-                        SELECT substr('AaBbCZé', 1 + (i * 3 + ?1) % 7, 1) || 'bulk', 'bulk-' || ?1 || '-' || i,
-                               ((i * 13 + ?1) % 6) * 86400 + ((i * 5) % 4) * 21600, (i * 7 + ?1) % 15,
-                               CASE (i + ?1) % 5 WHEN 0 THEN 'a' WHEN 1 THEN 'b' WHEN 2 THEN 'c' WHEN 3 THEN 'd' END, (i + ?1) % 2
-                        FROM n
-                        """, arguments: [s])
-            }
-        default:
-            // In place for every controller: no sort key, section key or predicate input changes.
-            let picked = randomRows(Int.random(in: 1...6, using: &rng))
-            try write("touch urls \(picked.map(\.id))") { tx in
-                for r in picked {
-                    try tx.database.execute(sql: "UPDATE article SET url = url || '+' WHERE id = ?", arguments: [r.id])
+            } catch is Rollback {}
+        case .writers(let lists):
+            try await runWriters(lists) {}
+        case .external(let writes):
+            guard let path = store.path else { return }
+            let other = try DatabaseQueue(path: path)
+            try writeSync(other) { db in
+                for case .sql(let sql, let args) in writes {
+                    try db.execute(sql: sql, arguments: StatementArguments(args.map(\.binding.value)))
                 }
             }
+            try other.close()
+            try store.synchronize()
+        case .setRequest(let slot, let spec, let lists):
+            guard let s = live(slot) else { return }
+            let expected = try readSync(store) { db in try Oracle.results(spec, db) }
+            try await runWriters(lists) {
+                do {
+                    _ = try s.controller.setRequest(spec.request)
+                } catch {
+                    // Sections that would not be contiguous: the request is refused, the old one stays.
+                    if expected.notContiguous != nil || !lists.isEmpty {
+                        self.stats.add("fetches failing as they must")
+                        return
+                    }
+                    throw self.fail("setRequest threw", "setRequest(\(spec)) threw \(error)", slot)
+                }
+                if let reason = expected.notContiguous, lists.isEmpty {
+                    throw self.fail("fetch of non-contiguous sections", "setRequest succeeded although \(reason)", slot)
+                }
+                s.spec = spec
+            }
+        case .refetch(let slot, let lists):
+            guard slot < slots.count, let s = slots[slot] else { return }
+            try await runWriters(lists) { try await self.fetch(slot, s, racing: !lists.isEmpty) }
+        case .replace(let slot, let spec, let lists):
+            try await runWriters(lists) {
+                self.release(slot)
+                try await self.create(slot, spec)
+            }
+        case .firstListener(let specs, let writes):
+            try await firstListener(specs, writes)
+        case .readInsideWrite(let slot, let writes):
+            try readInsideWrite(slot, writes)
         }
     }
-}
 
-extension ArticleRow {
-    static func from(_ a: Article) -> ArticleRow {
-        ArticleRow(
-            id: a.id!.rawValue, title: a.title, url: a.url, published: a.published.timeIntervalSince1970,
-            score: a.score, category: a.category, isRead: a.isRead)
+    func live(_ slot: Int) -> WorkloadSlot? {
+        guard slot < slots.count, let s = slots[slot], s.fetched else { return nil }
+        return s
     }
 
-    init(id: Int64, title: String, url: String, published: Double, score: Int, category: String?, isRead: Bool) {
-        self.id = id; self.title = title; self.url = url; self.published = published
-        self.score = score; self.category = category; self.isRead = isRead
+    /// Runs `action` on the main actor while `lists` commit from other tasks.
+    private func runWriters(_ lists: [[Write]], _ action: () async throws -> Void) async throws {
+        let store = self.store
+        let tasks = lists.map { writes in
+            Task.detached { try await store.write { tx in try Write.apply(writes, tx) } }
+        }
+        var actionError: (any Error)?
+        do { try await action() } catch { actionError = error }
+        for task in tasks { try await task.value }
+        if let actionError { throw actionError }
+    }
+
+    func release(_ slot: Int) {
+        guard slot < slots.count, let s = slots[slot] else { return }
+        s.streamTask?.cancel()
+        slots[slot] = nil
+    }
+
+    private func create(_ slot: Int, _ spec: ControllerSpec) async throws {
+        while slots.count <= slot { slots.append(nil) }
+        release(slot)
+        let s = WorkloadSlot(spec: spec, store: store)
+        slots[slot] = s
+        if spec.delegateFirst { s.controller.delegate = s.recorder }
+        try await fetch(slot, s, racing: false)
+        if s.fetched && !spec.delegateFirst { s.controller.delegate = s.recorder }
+        stats.add("controllers created")
+    }
+
+    /// `performFetch`, which must fail exactly when the sections would not be contiguous
+    /// (unless writes race it: then the state it reads is unknown).
+    private func fetch(_ slot: Int, _ s: WorkloadSlot, racing: Bool) async throws {
+        let expected = try readSync(store) { db in try Oracle.results(s.spec, db) }
+        do {
+            if s.spec.asyncFetch { try await s.controller.performFetch() } else { try fetchSync(s.controller) }
+        } catch {
+            if expected.notContiguous != nil || racing {
+                stats.add("fetches failing as they must")
+                s.fetched = false
+                return
+            }
+            throw fail("performFetch threw", "performFetch of \(s.spec) threw \(error)", slot)
+        }
+        if let reason = expected.notContiguous, !racing {
+            throw fail("fetch of non-contiguous sections", "performFetch succeeded although \(reason)", slot)
+        }
+        s.fetchedNow()
+    }
+
+    private func firstListener(_ specs: [ControllerSpec], _ writes: [Write]) async throws {
+        for slot in slots.indices { release(slot) }
+        let gate = WriteGate()
+        let store = self.store
+        let write = Task.detached {
+            defer { gate.didCommit() }
+            try await store.write { tx in
+                try Write.apply(writes, tx)
+                gate.begin()
+                gate.waitForRelease()
+            }
+        }
+        for _ in 0..<5_000 where !gate.hasBegun { try await Task.sleep(for: .milliseconds(1)) }
+        // The commit lands exactly while the first fetch scans the identifiers: the scan's
+        // first statement (traced as it starts) lets the transaction commit, and waits for
+        // it, before reading — the fetch then installs a state older than that commit.
+        store.diagnostics.logSQL { sql in
+            if sql.contains("ORDER BY") { gate.openAndWaitForCommit() }
+        }
+        defer { store.diagnostics.logSQL(nil) }
+        let scans = store.diagnostics.counters.identifierScans
+        var fetches: [Task<Void, any Error>] = []
+        for (slot, spec) in specs.enumerated() {
+            while slots.count <= slot { slots.append(nil) }
+            let s = WorkloadSlot(spec: spec, store: store)
+            slots[slot] = s
+            s.controller.delegate = s.recorder
+            fetches.append(
+                Task { @MainActor in
+                    try await s.controller.performFetch()
+                    s.fetchedNow()
+                })
+        }
+        // Let the fetches read while the transaction is still open (or give up waiting,
+        // if a fetch waits for the writer).
+        for _ in 0..<500 {
+            if store.diagnostics.counters.identifierScans >= scans + specs.count { break }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        gate.open()
+        try await write.value
+        for fetch in fetches {
+            do { try await fetch.value } catch {
+                throw fail("performFetch threw", "performFetch during an open transaction threw \(error)")
+            }
+        }
+        stats.add("first-listener races")
+        if gate.timedOut { stats.add("first-listener fetches that waited for the writer") }
+    }
+
+    private func readInsideWrite(_ slot: Int, _ writes: [Write]) throws {
+        guard let s = live(slot) else { return }
+        // Inside a closure of its own store, a record is read through that closure's
+        // connection (before this closure writes, that is the committed row); identifiers and
+        // sections show the state of the last change set.
+        let paths = samplePaths(s, count: 3)
+        var read: [(IndexPath, Int64, RecordID, IndexPath?)] = []
+        var records: [(IndexPath, Int64, Item?)] = []
+        var sections: [SectionInfo] = []
+        try writeSync(store) { tx in
+            for (path, id) in paths {
+                read.append((path, id, s.controller.identifier(at: path), s.controller.indexPath(for: RecordID(id))))
+                records.append((path, id, s.controller.object(at: path)))
+            }
+            sections = s.controller.sections
+            try Write.apply(writes, tx)
+        }
+        for (path, id, record) in records {
+            guard let expected = rows[id]?.decoded else { continue }
+            guard let record else {
+                throw fail(
+                    "object(at:) inside a write", "object(at: \(path)) inside store.write returned nil for row \(id)", slot)
+            }
+            try ensure(
+                record.sameStoredValues(as: expected), "object(at:) inside a write",
+                "object(at: \(path)) inside store.write is \(record.summary), stored \(expected.summary)", slot)
+            stats.add("records read inside a write")
+        }
+        try ensure(
+            sections.map(\.numberOfObjects) == s.model.sections.map(\.count), "read inside a write",
+            "sections read inside store.write differ from the last change set's", slot)
+        for (path, id, identifier, indexPath) in read {
+            try ensure(
+                identifier.rawValue == id && indexPath == path, "read inside a write",
+                "inside store.write, identifier(at: \(path)) is \(identifier) and indexPath(for: \(id)) is \(String(describing: indexPath))",
+                slot)
+            stats.add("identifiers read inside a write")
+        }
+    }
+
+    // MARK: Checks
+
+    /// Up to `count` random index paths of the model, with their identifiers.
+    func samplePaths(_ s: WorkloadSlot, count: Int) -> [(IndexPath, Int64)] {
+        let all = s.model.sections.enumerated().flatMap { section, ids in
+            ids.enumerated().map { (IndexPath(item: $0.offset, section: section), $0.element.rawValue) }
+        }
+        guard !all.isEmpty else { return [] }
+        return (0..<count).map { _ in all[Int.random(in: 0..<all.count, using: &rng)] }
+    }
+
+    /// Identifier scans before the operation, and whether every controller was following
+    /// the store then (so that a small transaction must not rescan).
+    private var scansAtStart = 0
+    private var slotsSteady = false
+
+    private func verify(_ op: Operation) async throws {
+        for s in slots.compactMap({ $0 }) { await s.controller.waitForChanges() }
+        await Task.yield()
+        let scans = store.diagnostics.counters.identifierScans - scansAtStart
+        let commits = touched.take()
+        let touchedRows = commits.reduce(into: Set<Int64>()) { $0.formUnion($1) }
+        stats.add("transactions", commits.count)
+
+        if case .rollback = op {
+            try ensure(commits.isEmpty, "rollback", "a rolled-back transaction reported \(commits.count) commits")
+        }
+        // The mirror of the table.
+        var changed = Set<Int64>()
+        if case .external = op {
+            let all = try readSync(store) { db in try StoredRow.readAll(db) }
+            for id in Set(all.keys).union(rows.keys) where all[id] != rows[id] { changed.insert(id) }
+            rows = all
+        } else {
+            let current = try readSync(store) { db in try StoredRow.read(db, ids: touchedRows) }
+            for id in touchedRows where current[id] != rows[id] {
+                changed.insert(id)
+                rows[id] = current[id]
+            }
+        }
+        let deep = step % deepEvery == 0
+        if deep {
+            let all = try readSync(store) { db in try StoredRow.readAll(db) }
+            let unreported = Set(all.keys).union(rows.keys).filter { all[$0] != rows[$0] }
+            try ensure(unreported.isEmpty, "unreported change", "rows changed without being reported: \(unreported.sorted())")
+        }
+        for index in slots.indices where slots[index] != nil {
+            try checkSlot(index, op, commits: commits, touched: touchedRows, changed: changed, deep: deep)
+        }
+        // A transaction of at most 2,048 rows is followed incrementally: O(changed · log n),
+        // no identifier scan (the engine's threshold is max(2048, total / 500)) — unless the
+        // rows stopped falling into contiguous sections, which a rescan confirms.
+        if case .write = op, commits.count == 1, slotsSteady, !slots.allSatisfy({ $0 == nil }),
+            slots.allSatisfy({ $0 == nil || !$0!.broken })
+        {
+            if touchedRows.count <= 2_048 {
+                try ensure(
+                    scans == 0, "rescan on a small transaction",
+                    "\(scans) identifier scans for a transaction of \(touchedRows.count) rows")
+                stats.add("transactions followed without a scan")
+            } else {
+                stats.add("transactions past the incremental limit")
+            }
+        }
+        stats.add("steps")
+    }
+
+    /// Whether a reload is an acceptable answer to this operation.
+    private func reloadAllowed(_ op: Operation, touched: Int, slot s: WorkloadSlot, oldCount: Int) -> Bool {
+        switch op {
+        case .external, .firstListener: return true
+        // A controller fetched or subscribed while writers commit catches up by a rescan.
+        case .setRequest(_, _, let w) where !w.isEmpty: return true
+        case .refetch(_, let w) where !w.isEmpty: return true
+        case .replace(_, _, let w) where !w.isEmpty: return true
+        case .setRequest: return oldCount + (s.oracle?.ids.count ?? 0) > 100_000 || touched > 25_000 || s.broken
+        default: return touched > 25_000 || s.broken
+        }
+    }
+
+    private func checkSlot(
+        _ index: Int, _ op: Operation, commits: [Set<Int64>], touched: Set<Int64>, changed: Set<Int64>, deep: Bool
+    ) throws {
+        let s = slots[index]!
+        guard s.fetched else {
+            s.recorder.entries = []
+            return
+        }
+        let oracle = try readSync(store) { db in try Oracle.results(s.spec, db) }
+        stats.add("oracle checks")
+        let entries = s.recorder.take()
+        let oldCount = s.model.identifiers.count
+        for entry in entries {
+            let before = s.model
+            do {
+                try s.model.apply(entry.change, dataSource: entry.snapshot)
+            } catch {
+                throw fail(
+                    "invalid change set",
+                    "\(error)\n  change: \(String(describing: entry.change).prefix(1_500))\n  before: \(OracleResult.describe(before.sections.map { ("", $0.map(\.rawValue)) }))\n  after:  \(OracleResult.describe(TableViewModel(entry.snapshot).sections.map { ("", $0.map(\.rawValue)) }))",
+                    index)
+            }
+            let change = entry.change
+            try ensure(
+                entry.wellFormed && entry.sectionCallbacks == change.deletedSections.count + change.insertedSections.count
+                    && entry.objectCallbacks
+                        == change.deletedItems.count + change.insertedItems.count + change.movedItems.count
+                        + change.updatedItems.count,
+                "delegate callbacks",
+                "the delegate heard \(entry.sectionCallbacks) section and \(entry.objectCallbacks) object callbacks for \(change)",
+                index)
+            stats.add("change sets checked")
+            if change.isReload { stats.add("reloads") }
+        }
+        try ensure(
+            s.model == TableViewModel(s.controller.snapshot), "model ≠ controller",
+            "after the change sets the model differs from the controller's snapshot: \(OracleResult.difference(s.model.sections.map { $0.map(\.rawValue) }, TableViewModel(s.controller.snapshot).sections.map { $0.map(\.rawValue) }))",
+            index)
+        let failures = s.recorder.failures
+        s.recorder.failures = []
+        if let reason = oracle.notContiguous {
+            // The controller cannot follow: it must say so (item 8), not go quiet.
+            if !s.broken && !commits.isEmpty && s.oracle != nil {
+                try ensure(
+                    s.controller.lastError != nil && !failures.isEmpty, "silent failure",
+                    "the rows are no longer in contiguous sections (\(reason)) but the controller reported no error (lastError: \(String(describing: s.controller.lastError)), delegate failures: \(failures.count))",
+                    index)
+                stats.add("failures reported")
+            }
+            if !s.broken || deep {
+                let fresh = FetchedResultsController(s.spec.request, store: store, sectionBy: s.spec.sectionKey)
+                do {
+                    try fresh.performFetch()
+                    throw fail("fetch of non-contiguous sections", "a fresh performFetch succeeded although \(reason)", index)
+                } catch is WorkloadFailure {
+                    throw fail("fetch of non-contiguous sections", "a fresh performFetch succeeded although \(reason)", index)
+                } catch {
+                    stats.add("fetches failing as they must")
+                }
+            }
+            s.broken = true
+            s.oracle = nil
+            return
+        }
+        let shown = s.model.sections.map { $0.map(\.rawValue) }
+        let expected = oracle.sections.map(\.ids)
+        if shown != expected {
+            let last = entries.map { "\($0.change)" }.joined(separator: "; ")
+            throw fail(
+                s.broken ? "no recovery after a failed fetch" : "model ≠ oracle",
+                "the controller's results differ from SQL: \(OracleResult.difference(shown, expected))\n  change sets: \(last.prefix(2_000))\n  shown:  \(OracleResult.describe(zip(s.controller.sections.map(\.name), shown).map { ($0, $1) }))\n  oracle: \(oracle.description)\n  changed rows: \(changed.sorted().prefix(20))",
+                index)
+        }
+        // Section names and nil flags, by bytes.
+        let infos = s.controller.sections
+        if s.spec.sections != .none {
+            for (i, section) in oracle.sections.enumerated() {
+                let name = Oracle.name(section.value, s.spec.sections)
+                try ensure(
+                    Array(infos[i].name.utf8) == Array(name.utf8) && infos[i].isNil == section.value.isNull, "section names",
+                    "section \(i) is named \(Stored.swiftLiteral(infos[i].name)) (nil: \(infos[i].isNil)), its value is \(section.value): \(Stored.swiftLiteral(name))",
+                    index)
+            }
+        }
+        let reloads = entries.filter(\.change.isReload).count
+        if reloads > 0 && !reloadAllowed(op, touched: touched.count, slot: s, oldCount: oldCount) {
+            throw fail("unexpected reload", "a reload answered \(op.description.prefix(300))", index)
+        }
+        // The move rules, where one change set answers one commit, or one request change.
+        if let old = s.oracle, entries.count == 1, !entries[0].change.isReload {
+            var rule: (touched: Set<Int64>, changed: Set<Int64>)?
+            switch op {
+            case .write, .readInsideWrite:
+                if commits.count == 1 { rule = (commits[0], changed) }
+            case .setRequest(_, _, let writers) where writers.isEmpty:
+                // No record changed: every row may move, none is updated, and moves are minimal.
+                let change = entries[0].change
+                try ensure(
+                    change.updatedItems.isEmpty && !change.movedItems.contains(where: \.isUpdated), "updates after setRequest",
+                    "setRequest reported updates, but no record changed: \(change)", index)
+                rule = (Set(old.ids).union(oracle.ids), [])
+            default: break
+            }
+            if let rule {
+                let verdict = MoveRules.check(
+                    change: entries[0].change, old: old, new: oracle, touched: rule.touched, changed: rule.changed,
+                    sectioned: s.spec.sections != .none)
+                if !verdict.problems.isEmpty {
+                    throw fail(
+                        "move rules",
+                        verdict.problems.prefix(5).joined(separator: "\n  ")
+                            + "\n  change: \(String(describing: entries[0].change).prefix(1_500))\n  before: \(old.description)\n  after:  \(oracle.description)\n  touched: \(rule.touched.sorted().prefix(30))",
+                        index)
+                }
+                stats.add("change sets checked against the move rules")
+                stats.add("moves checked for minimality", verdict.movesChecked)
+                stats.add("sections checked for minimal moves", verdict.sectionPairs)
+            }
+        } else if entries.isEmpty, let old = s.oracle, commits.count == 1, case .write = op {
+            // No change set: nothing shown may have changed.
+            let stayed = Set(old.ids).intersection(oracle.ids)
+            let missed = stayed.intersection(changed)
+            try ensure(
+                missed.isEmpty, "missed change", "rows \(missed.sorted()) changed but no change set was delivered", index)
+        }
+        try ensure(
+            s.controller.lastError == nil, s.broken ? "no recovery after a failed fetch" : "spurious error",
+            "the controller shows the right rows but lastError is \(String(describing: s.controller.lastError))", index)
+        if !failures.isEmpty && !s.broken {
+            throw fail("spurious error", "the delegate heard \(failures.count) failures: \(failures)", index)
+        }
+        if s.broken { stats.add("recoveries after a failure") }
+        s.oracle = oracle
+        s.broken = false
+        if step % recordEvery == 0 || deep { try checkRecords(index, touched: touched, deep: deep) }
+        if deep { try checkFresh(index) }
+    }
+
+    /// Records read through the controller are the stored ones.
+    private func checkRecords(_ index: Int, touched: Set<Int64>, deep: Bool) throws {
+        let s = slots[index]!
+        let flat = s.model.identifiers.map(\.rawValue)
+        guard !flat.isEmpty else { return }
+        var offsets: [Int] = []
+        var position: [Int64: Int] = [:]
+        if touched.count < 500 { for (i, id) in flat.enumerated() where touched.contains(id) { position[id] = i } }
+        offsets += position.values.sorted().prefix(20)
+        if s.spec.limit != nil || s.spec.offset != nil { offsets += Array(0..<min(flat.count, 30)) }
+        offsets += (0..<(deep ? 30 : 2)).map { _ in Int.random(in: 0..<flat.count, using: &rng) }
+        var starts: [Int] = []
+        var start = 0
+        for section in s.model.sections {
+            starts.append(start)
+            start += section.count
+        }
+        let batchSize = s.controller.fetchedObjects?.batchSize ?? 1
+        for offset in Set(offsets).sorted() {
+            let section = (starts.lastIndex { $0 <= offset })!
+            let path = IndexPath(item: offset - starts[section], section: section)
+            let id = flat[offset]
+            guard let stored = rows[id] else {
+                throw fail("shown row not stored", "row \(id) is shown at \(path) but is not in the table", index)
+            }
+            guard let expected = stored.decoded else {
+                stats.add("records not decodable (raw SQL)")
+                continue
+            }
+            guard let record = s.controller.object(at: path) else {
+                let batch = offset / max(1, batchSize)
+                let neighbours = flat[(batch * batchSize)..<min(flat.count, (batch + 1) * batchSize)]
+                if neighbours.contains(where: { rows[$0]?.decoded == nil }) {
+                    stats.add("records not decodable (raw SQL)")
+                    continue
+                }
+                throw fail("nil record", "object(at: \(path)) is nil; the table has \(stored.description)", index)
+            }
+            try ensure(
+                record.sameStoredValues(as: expected), "stale record",
+                "object(at: \(path)) is \(record.summary)\n  stored:       \(expected.summary)", index)
+            stats.add("records compared with the table")
+        }
+    }
+
+    /// A new controller with the same request shows the same.
+    private func checkFresh(_ index: Int) throws {
+        let s = slots[index]!
+        let fresh = FetchedResultsController(s.spec.request, store: store, sectionBy: s.spec.sectionKey)
+        do { try fresh.performFetch() } catch {
+            throw fail("performFetch threw", "performFetch of a fresh controller threw \(error)", index)
+        }
+        try ensure(
+            fresh.snapshot == s.controller.snapshot, "fresh fetch ≠ controller",
+            "a fresh controller shows \(TableViewModel(fresh.snapshot)), the live one \(TableViewModel(s.controller.snapshot))",
+            index)
+        try ensure(
+            fresh.sections == s.controller.sections && fresh.sectionIndexTitles == s.controller.sectionIndexTitles,
+            "fresh fetch ≠ controller", "sections or index titles differ from a fresh fetch", index)
+        let ids = try store.fetchIdentifiers(s.spec.request)
+        try ensure(
+            Array(ids) == s.model.identifiers, "fresh fetch ≠ controller", "fetchIdentifiers differs from the controller", index)
+        stats.add("fresh fetches compared")
+    }
+
+    /// At the end: what the streams delivered is what the delegate heard.
+    func checkStreams() async throws {
+        for _ in 0..<3 { await Task.yield() }
+        for (index, s) in slots.enumerated() {
+            guard let s, s.spec.stream != .none else { continue }
+            for _ in 0..<200 {
+                let count = s.spec.stream == .changes ? s.streams.changes.count : s.streams.updates.count
+                if count >= s.recorder.all.count { break }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            switch s.spec.stream {
+            case .changes:
+                try ensure(
+                    s.streams.changes == s.recorder.all.map(\.change), "stream",
+                    "`changes` delivered \(s.streams.changes.count) change sets, the delegate \(s.recorder.all.count)", index)
+            case .updates:
+                try ensure(
+                    s.streams.errors == s.recorder.failureCount, "stream",
+                    "`updates` carried \(s.streams.errors) errors, the delegate heard \(s.recorder.failureCount)", index)
+                let same =
+                    s.streams.updates.count == s.recorder.all.count
+                    && zip(s.streams.updates, s.recorder.all).allSatisfy { $0.0 == $1.change && $0.1 == $1.snapshot }
+                try ensure(same, "stream", "`updates` differs from what the delegate heard", index)
+            case .none: break
+            }
+            stats.add("streams compared")
+        }
     }
 }

@@ -28,11 +28,6 @@ func environmentInt(_ name: String) -> Int? {
 
 var isSoak: Bool { ProcessInfo.processInfo.environment["FOLIO_SOAK"] == "1" }
 
-/// A failed check inside a workload: the message carries the seed and transaction.
-struct WorkloadFailure: Error, CustomStringConvertible {
-    var description: String
-}
-
 /// Records the rowids of `table` each committed transaction touched, as SQLite reports
 /// them — an upper bound of what a change set may call updated or moved.
 // @unchecked Sendable: `pending` is touched only on the writer's serial queue, where GRDB
@@ -45,15 +40,55 @@ final class TouchedRows: TransactionObserver, @unchecked Sendable {
 
     init(table: String) { self.table = table }
 
+    /// Observes the store's writer, and reports the old rowid of an `UPDATE` that changes
+    /// it (SQLite's update hook reports only the new one) through a temporary trigger of
+    /// the test's own.
+    func install(on store: Store) throws {
+        store.writer.add(transactionObserver: self, extent: .observerLifetime)
+        try store.writer.write { db in
+            db.add(
+                function: DatabaseFunction("test_old_rowid", argumentCount: 1, pure: false) { [weak self] values in
+                    if let id = Int64.fromDatabaseValue(values[0]) { self?.pending.insert(id) }
+                    return nil
+                })
+            try db.execute(
+                sql: """
+                    CREATE TEMP TRIGGER test_\(table)_old_rowid AFTER UPDATE ON main.\(table) \
+                    WHEN OLD.id IS NOT NEW.id BEGIN SELECT test_old_rowid(OLD.id); END
+                    """)
+        }
+    }
+
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { eventKind.tableName == table }
     func databaseDidChange(with event: DatabaseEvent) { pending.insert(event.rowID) }
-    func databaseDidCommit(_ db: Database) {
-        let rows = pending
+
+    /// The rows of the transaction being committed, taken before any observer's
+    /// `databaseDidCommit` runs: an observer notified earlier (Folio's change hub) may run a
+    /// read transaction on the same connection, which GRDB announces to every observer as
+    /// a transaction of its own (will commit, did commit — or did roll back) before this one
+    /// hears of the outer commit.
+    private var committing: Set<Int64>?
+
+    func databaseWillCommit() throws {
+        committing = (committing ?? []).union(pending)
         pending = []
+    }
+
+    func databaseDidCommit(_ db: Database) { finishCommit() }
+
+    func databaseDidRollback(_ db: Database) {
+        // A rollback announced while a commit is being announced is a later, nested
+        // transaction: the commit stands.
+        finishCommit()
+        pending = []
+    }
+
+    private func finishCommit() {
+        guard let rows = committing else { return }
+        committing = nil
         guard !rows.isEmpty else { return }  // GRDB also reports transactions that changed nothing here
         lock.lock(); committed.append(rows); lock.unlock()
     }
-    func databaseDidRollback(_ db: Database) { pending = [] }
 
     /// The commits that touched the table since the last call.
     func take() -> [Set<Int64>] {
@@ -61,57 +96,6 @@ final class TouchedRows: TransactionObserver, @unchecked Sendable {
         let result = committed
         committed = []
         return result
-    }
-}
-
-/// One row of `article` as stored.
-struct ArticleRow: Equatable, Sendable {
-    var id: Int64
-    var title: String
-    var url: String
-    var published: Double
-    var score: Int
-    var category: String?
-    var isRead: Bool
-
-    /// From `SELECT id, title, url, published, score, category, isRead`.
-    init(_ row: Row) {
-        id = row[0]; title = row[1]; url = row[2]; published = row[3]
-        score = row[4]; category = row[5]; isRead = row[6]
-    }
-
-    var article: Article {
-        var a = Article(
-            title: title, url: url, published: Date(timeIntervalSince1970: published), score: score, category: category)
-        a.id = RecordID(id)
-        a.isRead = isRead
-        return a
-    }
-
-    static func read(_ store: Store, ids: Set<Int64>) throws -> [Int64: ArticleRow] {
-        guard !ids.isEmpty else { return [:] }
-        let json = "[" + ids.map(String.init).joined(separator: ",") + "]"
-        return try store.read { db in
-            var rows: [Int64: ArticleRow] = [:]
-            let sql =
-                "SELECT id, title, url, published, score, category, isRead FROM article WHERE id IN (SELECT value FROM json_each(?))"
-            for row in try Row.fetchAll(db, sql: sql, arguments: [json]) {
-                let r = ArticleRow(row)
-                rows[r.id] = r
-            }
-            return rows
-        }
-    }
-
-    static func readAll(_ store: Store) throws -> [Int64: ArticleRow] {
-        try store.read { db in
-            var rows: [Int64: ArticleRow] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT id, title, url, published, score, category, isRead FROM article") {
-                let r = ArticleRow(row)
-                rows[r.id] = r
-            }
-            return rows
-        }
     }
 }
 
@@ -191,182 +175,5 @@ final class EventRecorder: FetchedResultsControllerDelegate {
         }
         events += [.did, .changeSet, .snapshot]
         return events
-    }
-}
-
-/// The results of a request computed in Swift from the table's rows: an oracle that
-/// shares no code with Folio's SQL (predicate evaluated by Foundation, sort and sections
-/// computed here).
-enum SwiftOracle {
-    struct Section: Equatable, CustomStringConvertible {
-        var name: String
-        var isNil: Bool
-        var ids: [RecordID]
-        var description: String { "\(name.isEmpty && isNil ? "nil" : name):\(ids.map(\.rawValue))" }
-    }
-
-    static func results(_ rows: [Int64: ArticleRow], request: RecordRequest<Article>, sections: ControllerSpec.Sections) throws
-        -> [Section]
-    {
-        var matching: [ArticleRow] = []
-        for row in rows.values {
-            if let predicate = request.predicate, try !predicate.evaluate(row.article) { continue }
-            matching.append(row)
-        }
-        let descriptors = request.sortBy
-        matching.sort { a, b in
-            for descriptor in descriptors {
-                let c = compare(descriptor.keyPath!, a, b)
-                if c != 0 { return descriptor.order == .forward ? c < 0 : c > 0 }
-            }
-            let lastDescending = descriptors.last?.order == .reverse
-            return lastDescending ? a.id > b.id : a.id < b.id
-        }
-        let lower = min(request.offset ?? 0, matching.count)
-        let upper = request.limit.map { min(matching.count, lower + $0) } ?? matching.count
-        let window = matching[lower..<upper]
-        guard sections != .none else { return [Section(name: "", isNil: false, ids: window.map { RecordID($0.id) })] }
-        var result: [Section] = []
-        for row in window {
-            let (name, isNil) = sectionName(row, sections)
-            if let last = result.last, last.name == name, last.isNil == isNil {
-                result[result.count - 1].ids.append(RecordID(row.id))
-            } else {
-                result.append(Section(name: name, isNil: isNil, ids: [RecordID(row.id)]))
-            }
-        }
-        return result
-    }
-
-    static func sectionName(_ row: ArticleRow, _ sections: ControllerSpec.Sections) -> (String, Bool) {
-        switch sections {
-        case .none: return ("", false)
-        case .category: return (row.category ?? "", row.category == nil)
-        case .day:
-            let days = Int((row.published / 86_400).rounded(.down))
-            let date = Date(timeIntervalSince1970: Double(days) * 86_400)
-            var calendar = Calendar(identifier: .gregorian)
-            calendar.timeZone = TimeZone(secondsFromGMT: 0)!
-            let c = calendar.dateComponents([.year, .month, .day], from: date)
-            return (String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!), false)
-        case .firstLetter:
-            return (row.title.unicodeScalars.first.map { String($0) } ?? "", false)
-        }
-    }
-
-    /// SQLite's order (BINARY collation: strings by UTF-8 bytes; NULL first).
-    static func compare(_ keyPath: AnyKeyPath, _ a: ArticleRow, _ b: ArticleRow) -> Int {
-        func cmp<T: Comparable>(_ x: T, _ y: T) -> Int { x < y ? -1 : (x > y ? 1 : 0) }
-        func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
-        func text(_ x: String, _ y: String) -> Int {
-            x.utf8.elementsEqual(y.utf8) ? 0 : (bytes(x).lexicographicallyPrecedes(bytes(y)) ? -1 : 1)
-        }
-        if keyPath == \Article.score as AnyKeyPath { return cmp(a.score, b.score) }
-        if keyPath == \Article.published as AnyKeyPath { return cmp(a.published, b.published) }
-        if keyPath == \Article.title as AnyKeyPath { return text(a.title, b.title) }
-        if keyPath == \Article.category as AnyKeyPath {
-            switch (a.category, b.category) {
-            case (nil, nil): return 0
-            case (nil, _): return -1
-            case (_, nil): return 1
-            case (let x?, let y?): return text(x, y)
-            }
-        }
-        fatalError("no oracle order for \(keyPath)")
-    }
-}
-
-/// A controller configuration the randomized suites draw from.
-struct ControllerSpec: CustomStringConvertible {
-    enum Sections: String, CaseIterable { case none, category, day, firstLetter }
-
-    var sections: Sections
-    var sort: Int
-    var predicate: Int
-    var limit: Int?
-    var offset: Int?
-    var batchSize: Int
-
-    static let sorts: [Sections: [(String, [SortDescriptor<Article>])]] = [
-        .none: [
-            ("score,title", [SortDescriptor(\.score), SortDescriptor(\.title)]),
-            ("published desc", [SortDescriptor(\.published, order: .reverse)]),
-            ("title desc", [SortDescriptor(\.title, order: .reverse)]),
-            ("score desc", [SortDescriptor(\.score, order: .reverse)]),
-            ("category,score desc", [SortDescriptor(\.category), SortDescriptor(\.score, order: .reverse)]),
-            ("title,published", [SortDescriptor(\.title), SortDescriptor(\.published)]),
-        ],
-        .category: [
-            ("category,score", [SortDescriptor(\.category), SortDescriptor(\.score)]),
-            (
-                "category desc,published desc",
-                [SortDescriptor(\.category, order: .reverse), SortDescriptor(\.published, order: .reverse)]
-            ),
-            ("category", [SortDescriptor(\.category)]),
-        ],
-        .day: [
-            ("published desc", [SortDescriptor(\.published, order: .reverse)]),
-            ("published,title", [SortDescriptor(\.published), SortDescriptor(\.title)]),
-        ],
-        .firstLetter: [
-            ("title", [SortDescriptor(\.title)]),
-            ("title desc,score", [SortDescriptor(\.title, order: .reverse), SortDescriptor(\.score)]),
-        ],
-    ]
-
-    static let predicates: [(String, Predicate<Article>?)] = {
-        var list: [(String, Predicate<Article>?)] = [("all", nil)]
-        let scoreAtLeast5: Predicate<Article> = #Predicate { $0.score >= 5 }
-        list.append(("score >= 5", scoreAtLeast5))
-        let unread: Predicate<Article> = #Predicate { $0.isRead == false }
-        list.append(("unread", unread))
-        let lowWithCategory: Predicate<Article> = #Predicate { $0.score < 12 && $0.category != nil }
-        list.append(("score < 12 && category != nil", lowWithCategory))
-        let a: String? = "a", c: String? = "c", none: String? = nil
-        let someCategories: Predicate<Article> = #Predicate { $0.category == a || $0.category == c || $0.category == none }
-        list.append(("category a|c|nil", someCategories))
-        let startsWithB: Predicate<Article> = #Predicate { $0.title.starts(with: "B") || $0.score > 10 }
-        list.append(("title starts B || score > 10", startsWithB))
-        let unreadNot3: Predicate<Article> = #Predicate { !$0.isRead && $0.score != 3 }
-        list.append(("!read && score != 3", unreadNot3))
-        return list
-    }()
-
-    static let windows: [(limit: Int?, offset: Int?)] = [
-        (limit: 10, offset: nil), (limit: 25, offset: 5), (limit: nil, offset: 7),
-        (limit: 1, offset: 0), (limit: 40, offset: 30), (limit: 3, offset: 200),
-    ]
-
-    static func random(_ rng: inout SplitMix64, sections: Sections? = nil) -> ControllerSpec {
-        let sections = sections ?? rng.pick(Sections.allCases)
-        let window: (limit: Int?, offset: Int?) = rng.chance(0.3) ? rng.pick(windows) : (limit: nil, offset: nil)
-        return ControllerSpec(
-            sections: sections, sort: Int.random(in: 0..<sorts[sections]!.count, using: &rng),
-            predicate: Int.random(in: 0..<predicates.count, using: &rng),
-            limit: window.limit, offset: window.offset, batchSize: rng.pick([0, 1, 10, 50]))
-    }
-
-    var request: RecordRequest<Article> {
-        var r = RecordRequest<Article>(
-            predicate: Self.predicates[predicate].1, sortBy: Self.sorts[sections]![sort].1, limit: limit, offset: offset)
-        r.batchSize = batchSize
-        return r
-    }
-
-    var sectionKey: SectionKey<Article>? {
-        switch sections {
-        case .none: nil
-        case .category: .attribute(\.category)
-        case .day: .day(\.published)
-        case .firstLetter: .firstLetter(\.title)
-        }
-    }
-
-    var description: String {
-        var text = "sections=\(sections) sort=[\(Self.sorts[sections]![sort].0)] where=[\(Self.predicates[predicate].0)]"
-        if limit != nil || offset != nil {
-            text += " limit=\(limit.map(String.init) ?? "-") offset=\(offset.map(String.init) ?? "-")"
-        }
-        return text + " batch=\(batchSize)"
     }
 }

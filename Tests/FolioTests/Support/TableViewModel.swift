@@ -52,33 +52,40 @@ struct TableViewModel: Equatable, CustomStringConvertible {
         for id in identifiers where !seen.insert(id).inserted { throw Self.fail("\(id) shown twice") }
     }
 
-    /// A data source must itself be consistent before a table view trusts it.
+    /// A data source must itself be consistent before a table view trusts it. Only the
+    /// public surface of ``Snapshot`` is used, so the model stays independent of the engine.
     static func check(dataSource: Snapshot) throws {
-        let state = dataSource.state
-        guard dataSource.sections.count == state.runs.count else { throw fail("data source: sections and runs differ") }
         var offset = 0
         for (index, info) in dataSource.sections.enumerated() {
             guard info.offset == offset else {
                 throw fail("data source: section \(index) starts at \(info.offset), expected \(offset)")
             }
-            guard info.numberOfObjects == state.runs[index].count else {
-                throw fail("data source: section \(index) count differs from its run")
+            guard dataSource.identifiers(inSection: index).count == info.numberOfObjects else {
+                throw fail("data source: section \(index) count differs from its identifiers")
             }
-            if state.sectioned && info.numberOfObjects == 0 { throw fail("data source: empty section \(index)") }
             offset += info.numberOfObjects
         }
-        guard offset == dataSource.numberOfItems else {
+        guard offset == dataSource.numberOfItems, dataSource.identifiers.count == dataSource.numberOfItems else {
             throw fail("data source: section counts add up to \(offset), it has \(dataSource.numberOfItems) items")
         }
-        if !state.sectioned && dataSource.numberOfSections != 1 {
-            throw fail("data source: unsectioned results with \(dataSource.numberOfSections) sections")
+        // Sectioned results have no empty section; unsectioned ones have exactly one.
+        if dataSource.numberOfSections != 1 || dataSource.numberOfItems > 0 {
+            for (index, info) in dataSource.sections.enumerated() where info.numberOfObjects == 0 {
+                throw fail("data source: empty section \(index)")
+            }
         }
-        if state.sectioned {
-            let values = state.runs.map(\.value)
-            guard Set(values).count == values.count else {
+        // No section value twice, as far as names show values: names compared by bytes
+        // (Swift's == would merge NFC and NFD), except names of text that was not valid
+        // UTF-8 (repaired to U+FFFD, so distinct values can share one); the workloads check
+        // section values themselves.
+        var names = Set<[UInt8]>()
+        for info in dataSource.sections where !info.isNil && !info.name.unicodeScalars.contains("\u{FFFD}") {
+            guard names.insert(Array(info.name.utf8)).inserted else {
                 throw fail("data source: a section value appears twice: \(dataSource.sections.map(\.name))")
             }
         }
+        let nilSections = dataSource.sections.filter(\.isNil).count
+        guard nilSections <= 1 else { throw fail("data source: \(nilSections) nil sections") }
         guard Set(dataSource.identifiers).count == dataSource.numberOfItems else {
             throw fail("data source: an identifier appears twice")
         }
@@ -89,9 +96,13 @@ struct TableViewModel: Equatable, CustomStringConvertible {
     }
 
     private static func checkAscending(_ list: [IndexPath], _ what: String) throws {
-        for i in list.indices.dropFirst() where !ChangeSetBuilder.lexicographic(list[i - 1], list[i]) {
+        for i in list.indices.dropFirst() where !precedes(list[i - 1], list[i]) {
             throw fail("\(what) not strictly ascending at \(list[i]): \(list.map { "\($0.section).\($0.item)" })")
         }
+    }
+
+    private static func precedes(_ a: IndexPath, _ b: IndexPath) -> Bool {
+        a.section != b.section ? a.section < b.section : a.item < b.item
     }
 
     @discardableResult
