@@ -1,0 +1,26 @@
+import Foundation
+
+/// The store files this process has open, by device and inode, with how many ``Store``
+/// instances have each: a migration runs only when its store is the file's only one.
+///
+/// A file is identified by device and inode, not by path: two paths to one file (a
+/// symbolic or hard link, `..` segments) are the same file.
+enum OpenStoreFiles {
+    private static let counts = Locked<[FileIdentity: Int]>([:])
+
+    static func register(_ file: FileIdentity) {
+        counts.withLock { $0[file, default: 0] += 1 }
+    }
+
+    static func unregister(_ file: FileIdentity) {
+        counts.withLock { counts in
+            guard let count = counts[file] else { return }
+            counts[file] = count > 1 ? count - 1 : nil
+        }
+    }
+
+    /// How many stores of this process have the file open.
+    static func count(_ file: FileIdentity) -> Int {
+        counts.withLock { $0[file] ?? 0 }
+    }
+}
