@@ -140,6 +140,35 @@ enum Migrator {
             try record(step, model, db)
         }
         try contract(db, plan, model)
+        try checkSchemaCompiles(db)
+    }
+
+    /// Prepares (never runs) a read of every view and an insert, update and delete on
+    /// every table, which compiles every view and trigger: SQLite accepts a trigger or view
+    /// that names a column or table the migration removed, and would fail only at the next
+    /// write or read. Such an object refuses the migration instead.
+    private static func checkSchemaCompiles(_ db: Database) throws {
+        for row in try Row.fetchAll(db, sql: SQLBuilder.schemaObjects) {
+            let type: String = row[0], name: String = row[1]
+            let checks: [String]
+            if type == "view" {
+                checks = [SQLBuilder.compileCheck(view: name)]
+            } else {
+                let columns = try String.fetchAll(db, sql: SQLBuilder.columnNames, arguments: [name])
+                checks = SQLBuilder.compileChecks(table: name, columns: columns)
+            }
+            for sql in checks {
+                do {
+                    _ = try db.makeStatement(sql: sql)
+                } catch let error as DatabaseError {
+                    throw FolioError.migrationRefused(
+                        entity: name,
+                        reason:
+                            "after the migration, the \(type) '\(name)' or one of its triggers no longer compiles (\(error.message ?? "\(error.resultCode)")); change or drop it in a MigrationStep"
+                    )
+                }
+            }
+        }
     }
 
     private static func expand(_ db: Database, _ plan: MigrationPlan) throws {

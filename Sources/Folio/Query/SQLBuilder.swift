@@ -294,6 +294,7 @@ enum SQLBuilder {
     static let tableName = "SELECT name FROM sqlite_master WHERE type = 'table' AND lower(name) = lower(?)"
     static let entityRows = "SELECT name, version_hash, schema FROM \(metadataTable) ORDER BY name"
     static let columnInfo = "SELECT name, type, \"notnull\", pk FROM pragma_table_info(?) ORDER BY cid"
+    static let columnNames = "SELECT name FROM pragma_table_info(?) ORDER BY cid"
     /// Name, uniqueness and origin (`c` for `CREATE INDEX`, `u` for a `UNIQUE` constraint,
     /// `pk` for a primary key) of a table's indexes.
     static let indexListWithOrigin = "SELECT name, \"unique\", origin FROM pragma_index_list(?)"
@@ -312,6 +313,25 @@ enum SQLBuilder {
     static let deleteEntityMetadata = "DELETE FROM \(metadataTable) WHERE name = ?"
     static let renameEntityMetadata = "UPDATE \(metadataTable) SET name = ?2 WHERE name = ?1"
     static let renewChangeID = "UPDATE \(metadataTable) SET change_id = randomblob(16) WHERE name = ?"
+
+    /// Any name from the file (another program's table or view), as an identifier: in
+    /// double quotes, its own double quotes doubled. Used only to prepare statements that
+    /// check the schema compiles, never to run them.
+    static func quoteAnyName(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+    /// The tables and views of the file, but SQLite's own.
+    static let schemaObjects =
+        "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
+    /// Statements that, prepared, compile a table's triggers (every `UPDATE OF` column is set).
+    static func compileChecks(table: String, columns: [String]) -> [String] {
+        let name = quoteAnyName(table)
+        var checks = ["INSERT INTO \(name) DEFAULT VALUES", "DELETE FROM \(name)"]
+        if !columns.isEmpty {
+            checks.append(
+                "UPDATE \(name) SET " + columns.map { "\(quoteAnyName($0)) = \(quoteAnyName($0))" }.joined(separator: ", "))
+        }
+        return checks
+    }
+    static func compileCheck(view: String) -> String { "SELECT * FROM \(quoteAnyName(view))" }
 
     static func renameTable(_ table: String, to newName: String) -> String {
         "ALTER TABLE \(quote(table)) RENAME TO \(quote(newName))"
