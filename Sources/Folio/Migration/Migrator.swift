@@ -77,13 +77,33 @@ enum Migrator {
         let foreignKeys = try Bool.fetchOne(db, sql: SQLBuilder.foreignKeys) ?? false
         if foreignKeys { try db.execute(sql: SQLBuilder.setForeignKeys(false)) }
         defer { if foreignKeys { try? db.execute(sql: SQLBuilder.setForeignKeys(true)) } }
+        // A commit before the end (a step running `COMMIT`) becomes a rollback of everything.
+        let guardian = CommitGuard()
+        db.add(transactionObserver: guardian, extent: .observerLifetime)
+        defer { db.remove(transactionObserver: guardian) }
         var identity = Data()
         try db.inTransaction(.immediate) {
             identity = try prepare(db, model, path: path, othersOpen: othersOpen)
             if foreignKeys { try checkForeignKeys(db) }
+            guardian.allowsCommit = true
             return .commit
         }
         return identity
+    }
+
+    /// Refuses every commit but the migration's own: SQLite rolls back a transaction whose
+    /// commit a transaction observer refuses, so a step that runs `COMMIT` (which would
+    /// commit half a migration) undoes the whole migration instead, and fails.
+    private final class CommitGuard: TransactionObserver {
+        var allowsCommit = false
+        struct EarlyCommit: Error, CustomStringConvertible {
+            var description: String { "it ended the migration's transaction (a step must not COMMIT or ROLLBACK)" }
+        }
+        func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
+        func databaseDidChange(with event: DatabaseEvent) {}
+        func databaseWillCommit() throws { if !allowsCommit { throw EarlyCommit() } }
+        func databaseDidCommit(_ db: Database) {}
+        func databaseDidRollback(_ db: Database) {}
     }
 
     private static func prepare(_ db: Database, _ model: DeclaredModel, path: String, othersOpen: () -> Bool) throws -> Data {
