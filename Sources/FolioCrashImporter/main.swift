@@ -16,6 +16,11 @@
 // controller with the persistent section cache "crash" (rebuilt and rewritten, since
 // the store changed), waits for the cache file, prints `cache <b>` and pauses briefly,
 // so that some kills land while the cache is valid. Lines are flushed one by one.
+//
+// Two `Store` instances are open on the file, as an app with two stores would have: odd
+// batches are written through the second, so the controller (on the first) sees them as
+// another connection's commits, and no descriptor Folio opens or closes may drop the
+// locks of either (sqlite.org/howtocorrupt.html §2.2).
 import Foundation
 import Folio
 
@@ -93,6 +98,7 @@ guard CommandLine.arguments.count == 2 else {
 let path = CommandLine.arguments[1]
 do {
     let store = try Store(path: path, records: [CrashItem.self])
+    let second = try Store(path: path, records: [CrashItem.self])
     var next = (try store.read { db in try Int.fetchOne(db, sql: "SELECT MAX(batch) FROM item") } ?? 0) + 1
     let request = RecordRequest<CrashItem>(sortBy: [SortDescriptor(\.batch, order: .reverse), SortDescriptor(\.sequence)])
     let controller = FetchedResultsController(request, store: store, sectionBy: .attribute(\.batch), cacheName: "crash")
@@ -101,9 +107,10 @@ do {
     say("ready \(next - 1) \(controller.lastCacheOutcome)")
     while next <= 100_000 {
         let batch = next
+        let writer = batch % 2 == 0 ? store : second
         if batch % 3 == 0 {
             // Raw SQL on the escape hatch, one statement for the whole batch.
-            try store.write { tx in
+            try writer.write { tx in
                 try tx.database.execute(
                     sql: """
                         WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
@@ -112,7 +119,7 @@ do {
                 try tx.database.execute(sql: "UPDATE item SET category = 'seen' WHERE batch = ?", arguments: [batch - 1])
             }
         } else {
-            try store.write { tx in
+            try writer.write { tx in
                 for sequence in 0..<CrashBatch.size(batch) {
                     var item = CrashItem()
                     item.batch = batch

@@ -23,8 +23,9 @@ import GRDB
 /// Tracking follows the original's three modes (see ``TrackingMode``): with neither a
 /// delegate nor a ``changes`` subscriber nothing is tracked; with a ``cacheName`` the
 /// section information is also kept in a file and reused by the next ``performFetch()``
-/// when it is still valid (checked against the entity's version hash, the request, the
-/// section key and the store's change token — never trusted blindly).
+/// when it is still valid (checked against the database's identity, the entity's version
+/// hash, the request, the section key and the entity's change token — never trusted
+/// blindly; ``SectionCache`` lists every check).
 @MainActor
 public final class FetchedResultsController<R: PersistentRecord> {
     /// The request; change it with ``setRequest(_:)``.
@@ -518,7 +519,14 @@ public final class FetchedResultsController<R: PersistentRecord> {
         await cacheWriteTask?.value
     }
 
-    /// Deletes the cache file with `name` (all of the store's caches when `nil`).
+    /// Deletes the cache file with `name` (all of the caches in the store's cache directory
+    /// when `nil`). Only files Folio wrote are deleted, never a directory, a link or
+    /// another file.
+    ///
+    /// - Throws: ``FolioError/invalidCacheName(_:reason:)`` for a name that is not a plain
+    ///   file name, or when what is at the cache's path is not a cache Folio wrote (it is
+    ///   left in place).
+    /// - Complexity: one `lstat` and a read of 7 bytes per file in the cache directory.
     public static func deleteCache(withName name: String?, in store: Store) throws {
         try SectionCache.delete(name: name, in: store)
     }

@@ -122,7 +122,11 @@ public enum SectionCache {
 
     static func read(_ url: URL, expecting fingerprint: Fingerprint, token: ChangeToken) -> CacheRead {
         guard token.isKnown else { return .failure("the store has no change token") }
-        guard case .regularFile = kind(of: url) else { return .failure("no cache file") }
+        switch kind(of: url) {
+        case .missing: return .failure("no cache file")
+        case .cutShort, .foreign: return .failure("not a cache file")
+        case .regularFile: break
+        }
         // Read, not mapped: a file truncated by someone else while mapped would crash the
         // process (SIGBUS) instead of failing its checksum.
         guard let data = try? Data(contentsOf: url) else { return .failure("no cache file") }

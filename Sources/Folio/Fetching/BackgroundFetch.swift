@@ -54,7 +54,7 @@ public final class BackgroundFetch<R: PersistentRecord>: Sendable {
     ///
     /// With a ``RecordRequest/batchSize``, the background work reads the identifiers only
     /// and the results load their records batch by batch as they are accessed, like
-    /// ``Store/fetch(_:)``; without one, every record is loaded in the background.
+    /// the synchronous `Store.fetch(_:)`; without one, every record is loaded in the background.
     ///
     /// Can be awaited any number of times, from any task. Cancelling a task that awaits it
     /// cancels the fetch (for every awaiter).

@@ -25,8 +25,10 @@ extension Store {
     /// Errors (an invalid request, a closed store, SQLite errors) are thrown by
     /// ``BackgroundFetch/value``; this method does not throw.
     ///
-    /// - Parameter priority: the priority of the background task; by default, that of the
-    ///   calling task.
+    /// - Parameters:
+    ///   - request: what to fetch.
+    ///   - priority: the priority of the background task; by default, that of the
+    ///     calling task.
     /// - Complexity: O(1) for the caller. In the background: one `COUNT(*)` and one query
     ///   stepping every result; with a batch size, 8 bytes per result and no record.
     public func fetchInBackground<R: PersistentRecord>(

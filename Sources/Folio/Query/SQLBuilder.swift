@@ -229,6 +229,8 @@ enum SQLBuilder {
     // MARK: Writes
 
     static func insert(table: String, columns: [String]) -> String {
+        // An entity without attributes: SQLite has no `() VALUES ()`.
+        if columns.isEmpty { return "INSERT INTO \(quote(table)) DEFAULT VALUES" }
         let names = columns.map(quote).joined(separator: ", ")
         let marks = columns.map { _ in "?" }.joined(separator: ", ")
         return "INSERT INTO \(quote(table)) (\(names)) VALUES (\(marks))"
@@ -238,7 +240,10 @@ enum SQLBuilder {
         insert(table: table, columns: ["id"] + columns)
     }
 
+    /// For an entity without attributes, which has nothing to set, the `SELECT` that
+    /// finds the row (``WriteTransaction/update(_:)`` writes nothing then).
     static func update(table: String, columns: [String]) -> String {
+        if columns.isEmpty { return selectID(table: table, column: "id") }
         let sets = columns.map { "\(quote($0)) = ?" }.joined(separator: ", ")
         return "UPDATE \(quote(table)) SET \(sets) WHERE \(quote("id")) = ?"
     }

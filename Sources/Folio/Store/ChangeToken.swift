@@ -17,8 +17,8 @@ import GRDB
 ///   power failure), the next write makes a new value, not an old one again.
 ///
 /// Two tokens are equal when both values are. A token is *unknown* when the file lacks
-/// either value (Folio's tables damaged by hand): an unknown token matches no cache,
-/// itself included, and no cache is written for it.
+/// either value (Folio's tables damaged by hand): no cache is used or written for an
+/// unknown token.
 public struct ChangeToken: Hashable, Sendable, CustomStringConvertible {
     /// The database identity, 16 bytes (empty when unknown).
     let database: Data
@@ -47,6 +47,7 @@ public struct ChangeToken: Hashable, Sendable, CustomStringConvertible {
     var isKnown: Bool { database.count == 16 }
 
     /// `database/change` in hexadecimal, or `unknown`.
+    /// - Complexity: O(1).
     public var description: String { isKnown ? "\(database.hex)/\(change.hex)" : "unknown" }
 
     /// The token of `table`, read on `db` (in the caller's transaction).

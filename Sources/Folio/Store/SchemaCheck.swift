@@ -4,7 +4,9 @@ import GRDB
 /// Creates an entity's table, or checks that the existing one is the declared one.
 enum SchemaCheck {
     static func prepare(_ schema: EntitySchema, in db: Database) throws {
-        let json = String(decoding: try JSONEncoder().encode(schema), as: UTF8.self)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys  // the same text at every open
+        let json = String(decoding: try encoder.encode(schema), as: UTF8.self)
         if try !db.tableExists(schema.name) {
             for sql in SQLBuilder.createTable(schema) where !sql.hasPrefix("CREATE TRIGGER") { try db.execute(sql: sql) }
         } else {

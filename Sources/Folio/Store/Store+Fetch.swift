@@ -7,6 +7,8 @@ extension Store {
     /// With a batch size, this runs one query for the identifiers in order and loads no
     /// record: they are loaded batch by batch as ``FetchedRecords`` is accessed. Without
     /// one, every record is loaded now, with one query.
+    /// - Complexity: one query stepping every result; with a batch size, 8 bytes per result
+    ///   and no record loaded.
     public func fetch<R: PersistentRecord>(_ request: RecordRequest<R>) throws -> FetchedRecords<R> {
         try requireEntity(R.self)
         let query = try request.compile()
@@ -21,6 +23,7 @@ extension Store {
     }
 
     /// Fetches the request's results without blocking the caller.
+    /// - Complexity: as the synchronous `fetch(_:)`.
     public func fetch<R: PersistentRecord>(_ request: RecordRequest<R>) async throws -> FetchedRecords<R> {
         try requireEntity(R.self)
         let query = try request.compile()
@@ -36,6 +39,7 @@ extension Store {
     }
 
     /// The number of results, counted by SQLite.
+    /// - Complexity: one `COUNT(*)` query; loads no record.
     public func count<R: PersistentRecord>(_ request: RecordRequest<R>) throws -> Int {
         try requireEntity(R.self)
         let fragment = SQLBuilder.count(try request.compile())
@@ -43,6 +47,7 @@ extension Store {
     }
 
     /// The identifiers of the results, in order. Loads no record.
+    /// - Complexity: one query stepping every result, 8 bytes per result.
     public func fetchIdentifiers<R: PersistentRecord>(_ request: RecordRequest<R>) throws -> RecordIDs {
         try requireEntity(R.self)
         let query = try request.compile()
@@ -53,6 +58,7 @@ extension Store {
     }
 
     /// The record with `id`, or `nil`.
+    /// - Complexity: one lookup by rowid.
     public func fetchOne<R: PersistentRecord>(_ type: R.Type, id: RecordID) throws -> R? {
         try requireEntity(R.self)
         let sql = SQLBuilder.batch(table: R.entity.name, columns: R.entity.attributes.map(\.column))

@@ -16,12 +16,18 @@ import GRDBSQLite
 /// A file store uses WAL mode and a pool of readers, so reads (and background fetches)
 /// run while a write goes on. ``inMemory(records:)`` serializes everything on one
 /// connection; ``temporary(records:)`` is a WAL file deleted when the store goes away.
+///
+/// Several stores and other processes may open the same file; a store whose file is
+/// deleted, moved or replaced refuses to read and write. See <doc:StoresAndFiles>.
 public final class Store: Sendable {
     /// The database file, `nil` in memory.
+    /// - Complexity: O(1).
     public let path: String?
     /// Counters and the SQL log.
+    /// - Complexity: O(1).
     public let diagnostics: Diagnostics
     /// Where persistent section caches are written.
+    /// - Complexity: O(1).
     public let cacheDirectory: URL
 
     let writer: any DatabaseWriter
@@ -46,15 +52,22 @@ public final class Store: Sendable {
     /// Opens or creates the store at `path` for the given record types, as model version 0
     /// (an unversioned model: no migrations; see ``init(path:model:cacheDirectory:)``).
     ///
+    /// A file written by an older Folio is upgraded in place (see <doc:StoresAndFiles>).
+    /// A file that is refused is left exactly as it was.
+    ///
     /// - Parameters:
     ///   - path: the database file, created if missing.
-    ///   - records: the record types, one entity (table) each.
+    ///   - records: the record types stored; each one's entity becomes (or must match) a table.
     ///   - cacheDirectory: where section caches go; by default `<path>-folio-cache`.
     /// - Throws: ``FolioError/schemaMismatch(entity:differences:)`` when the file's tables
     ///   differ from the entities, ``FolioError/newerModelVersion(path:version:declared:)``
     ///   for a file a versioned model wrote, ``FolioError/notADatabase(path:)`` for a file that is
-    ///   not SQLite, ``FolioError/sqlite(code:message:sql:arguments:)`` when it cannot be opened.
-    /// - Complexity: O(entities) statements to check the tables.
+    ///   not SQLite, ``FolioError/newerStoreFormat(path:version:newestSupported:)`` for a
+    ///   file of a newer Folio, ``FolioError/invalidStoreMetadata(path:reason:)`` when
+    ///   Folio's own tables are damaged, ``FolioError/sqlite(code:message:sql:arguments:)``
+    ///   when it cannot be opened.
+    /// - Complexity: a few statements per entity, in one write transaction; an upgrade
+    ///   rewrites only Folio's own tables and triggers, never a row of an entity.
     public convenience init(path: String, records: [any PersistentRecord.Type], cacheDirectory: URL? = nil) throws {
         try self.init(path: path, model: StoreModel(unversioned: records), cacheDirectory: cacheDirectory)
     }
@@ -85,6 +98,7 @@ public final class Store: Sendable {
     }
 
     /// A store in memory, for tests and previews. Reads and writes share one connection.
+    /// - Complexity: as ``init(path:records:cacheDirectory:)`` on a new file.
     public static func inMemory(records: [any PersistentRecord.Type]) throws -> Store {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-\(UUID().uuidString)")
         return try Store(
@@ -93,6 +107,7 @@ public final class Store: Sendable {
     }
 
     /// A WAL store in a new temporary directory, deleted when the store is deallocated.
+    /// - Complexity: as ``init(path:records:cacheDirectory:)`` on a new file.
     public static func temporary(records: [any PersistentRecord.Type]) throws -> Store {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -316,6 +331,7 @@ public final class Store: Sendable {
     /// ``ChangeSet/reload`` if there were any. Folio also checks at each of its own
     /// commits; call this when another process may have written, or use
     /// ``observeExternalChanges(every:)``.
+    /// - Complexity: one `PRAGMA data_version` on the writer, after the write in progress.
     public func synchronize() throws {
         let hub = self.hub
         try requireOpen()
@@ -329,6 +345,7 @@ public final class Store: Sendable {
 
     /// Calls ``synchronize()`` periodically until the returned task is cancelled (or the
     /// store is deallocated). Each check is one `PRAGMA data_version` on the writer.
+    /// - Complexity: O(1) for the caller.
     @discardableResult
     public func observeExternalChanges(every interval: Duration = .seconds(1)) -> Task<Void, Never> {
         Task.detached { [weak self] in
@@ -347,31 +364,57 @@ public final class Store: Sendable {
     // MARK: Raw access
 
     /// Runs `body` on a read-only connection, in a read transaction (the raw escape hatch).
+    ///
+    /// - Throws: ``FolioError/databaseFileMoved(path:)`` when the store's file was deleted,
+    ///   moved or replaced; ``FolioError/modelVersionChanged(path:found:opened:)`` when
+    ///   another process migrated it; ``FolioError/reentrantAccess`` inside the store's own
+    ///   closures; whatever `body` throws.
+    /// - Complexity: one `stat` of the path and one `PRAGMA schema_version`, then `body`.
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
         try readSync(body)
     }
 
     /// Runs `body` on a read-only connection without blocking the caller's thread.
+    /// - Throws: as the synchronous `read(_:)`.
+    /// - Complexity: one `stat` of the path and one `PRAGMA schema_version`, then `body`.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try requireOpen()
-        return try await folio {
-            try await writer.read { db in
-                try self.checkNotMoved(db)
-                try self.checkModelUnchanged(db)
-                return try self.marked { try body(db) }
+        do {
+            return try await folio {
+                try await writer.read { db in
+                    try self.checkNotMoved(db)
+                    try self.checkModelUnchanged(db)
+                    return try self.marked { try body(db) }
+                }
             }
+        } catch {
+            throw movedOr(error)
         }
     }
 
     func readSync<T>(_ body: (Database) throws -> T) throws -> T {
         try requireOpen()
-        return try folio {
-            try writer.read { db in
-                try checkNotMoved(db)
-                try checkModelUnchanged(db)
-                return try marked { try body(db) }
+        do {
+            return try folio {
+                try writer.read { db in
+                    try checkNotMoved(db)
+                    try checkModelUnchanged(db)
+                    return try marked { try body(db) }
+                }
             }
+        } catch {
+            throw movedOr(error)
         }
+    }
+
+    /// A read may need a new connection, which opens whatever is at the path now: SQLite
+    /// says only "unable to open database file" when nothing is. Say that the file moved
+    /// when it did (another database at the path is caught by the identity check).
+    private func movedOr(_ error: any Error) -> any Error {
+        guard case .sqlite(let code, _, _, _) = error as? FolioError, code & 0xFF == SQLITE_CANTOPEN, let path,
+            FileIdentity(path: path) != fileIdentity
+        else { return error }
+        return FolioError.databaseFileMoved(path: path)
     }
 
     /// Runs `body` on the writer's queue, outside any transaction, after the write in
@@ -394,9 +437,12 @@ public final class Store: Sendable {
     /// when it throws. Every change is reported to live controllers after the commit.
     ///
     /// - Throws: ``FolioError/databaseFileMoved(path:)`` before running `body` when the
-    ///   store's file was deleted, moved or replaced; ``FolioError/nestedWriteOnSameFile(path:)``
+    ///   store's file was deleted, moved or replaced, ``FolioError/modelVersionChanged(path:found:opened:)``
+    ///   when another process migrated it; ``FolioError/nestedWriteOnSameFile(path:)``
     ///   inside another store's write on the same file and thread; ``FolioError/reentrantAccess``
     ///   inside this store's own closures; whatever `body` throws (after rolling back).
+    /// - Complexity: waits for the write in progress; one `stat` of the path and one
+    ///   `PRAGMA schema_version`, then `body`.
     @discardableResult
     public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
         try requireOpen(writing: true)
@@ -414,6 +460,7 @@ public final class Store: Sendable {
     /// Runs `body` in one write transaction, off the caller's thread.
     ///
     /// - Throws: as the synchronous `write(_:)`.
+    /// - Complexity: as the synchronous `write(_:)`; the caller's thread is not blocked.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> T) async throws -> T {
         try requireOpen(writing: true)
@@ -431,6 +478,7 @@ public final class Store: Sendable {
     /// The store's change token for an entity: it is renewed (16 new random bytes) at every
     /// row written to the table, by any connection or process, and never comes back after
     /// a rollback or restore of the file (see ``ChangeToken``).
+    /// - Complexity: one indexed lookup.
     public func changeToken<R: PersistentRecord>(for type: R.Type) throws -> ChangeToken {
         try requireEntity(type)
         return try readSync { db in try Self.changeToken(table: R.entity.name, db) }

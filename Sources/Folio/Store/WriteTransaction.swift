@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-/// The writes of one transaction, passed to ``Store/write(_:)``.
+/// The writes of one transaction, passed to the `body` of `Store.write(_:)`.
 ///
 /// Everything done here, the raw SQL on ``database`` included, is committed together
 /// and reported to live controllers once, after the commit.
@@ -32,12 +32,20 @@ public struct WriteTransaction {
         }
     }
 
-    /// Updates every attribute of a stored record.
+    /// Updates every attribute of a stored record (for an entity without attributes, only
+    /// checks that the record is stored).
     /// - Throws: ``FolioError/recordNotFound(entity:id:)`` if it has no `id` or no row.
     public func update<R: PersistentRecord>(_ record: R) throws {
         let sql = try store.writeSQL(for: R.self)
         let entity = R.entity
         guard let id = record.id else { throw FolioError.recordNotFound(entity: entity.name, id: nil) }
+        if entity.attributes.isEmpty {
+            // Nothing to write (SQLite has no `SET` of nothing): only check the row is there,
+            // and report no change.
+            let found = try folio { try Int64.fetchOne(database.cachedStatement(sql: sql.update), arguments: [id.rawValue]) }
+            if found == nil { throw FolioError.recordNotFound(entity: entity.name, id: id) }
+            return
+        }
         let values = try entity.writableValues(record) + [id.rawValue.databaseValue]
         try folio {
             try run(sql.update, values)

@@ -32,7 +32,12 @@ enum CrashBatch {
 /// correctly; the persistent section cache the child keeps is reused only when still
 /// valid, and a controller using it always equals a fresh uncached fetch.
 ///
-/// `FOLIO_SOAK=1` kills 200 times instead of 24; `FOLIO_CRASH_SEED` replays a schedule.
+/// The child keeps two `Store` instances open on the file and writes through both. Kills
+/// that land during a cache write leave only Folio's temporary files, which
+/// `deleteCache(withName: nil)` removes.
+///
+/// `FOLIO_SOAK=1` kills 500 times instead of 100, `FOLIO_CRASH_KILLS` sets the number;
+/// `FOLIO_CRASH_SEED` replays a schedule.
 @Suite("Crash safety")
 struct CrashSafetyTests {
     static var importer: URL? {
@@ -75,13 +80,15 @@ struct CrashSafetyTests {
         var knownStale = 0
         /// Rounds killed right after a valid cache write (so reuse was required).
         var knownValid = 0
+        /// Temporary cache files that kills during a cache write left behind.
+        var temporaryFilesLeft = 0
     }
 
     @Test func importerKilledAtRandomPoints() async throws {
         let importer = try #require(Self.importer, "FolioCrashImporter was not built next to the tests (swift build builds it)")
         let seed = UInt64(environmentInt("FOLIO_CRASH_SEED") ?? Int.random(in: 0..<1_000_000))
         var rng = SplitMix64(seed: seed)
-        let kills = isSoak ? 200 : 24
+        let kills = environmentInt("FOLIO_CRASH_KILLS") ?? (isSoak ? 500 : 100)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-crash-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -229,6 +236,15 @@ struct CrashSafetyTests {
                 Issue.record("a controller with a cache name did not use the cache — \(context)")
             }
         }
+        // Cache writes cut short leave only Folio's temporary files; deleteCache removes them
+        // and every cache, and leaves nothing else behind.
+        let caches = URL(fileURLWithPath: path + "-folio-cache")
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: caches.path)) ?? []
+        #expect(left.allSatisfy { $0 == "crash.folio-cache" || $0.hasSuffix(".folio-cache-tmp") }, "\(left)")
+        tally.temporaryFilesLeft = left.filter { $0.hasSuffix(".folio-cache-tmp") }.count
+        let store = try Store(path: path, records: [CrashItem.self])
+        try await MainActor.run { try FetchedResultsController<CrashItem>.deleteCache(withName: nil, in: store) }
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: caches.path)) ?? []) == [])
         #expect(tally.kills == kills)
         #expect(tally.killsAfterACommit >= kills / 2, "most kills land while importing: \(tally)")
         #expect(tally.batchesCommitted > kills, "\(tally)")

@@ -1,0 +1,147 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Folio
+
+/// Another process on the same file: the real `sqlite3` shell (installed by `.ci/run`).
+enum Shell {
+    static let executable: String? = {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/sqlite3" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
+
+    struct Failure: Error, CustomStringConvertible {
+        var status: Int32
+        var errors: String
+        var description: String { "sqlite3 exited with \(status): \(errors)" }
+    }
+
+    /// Runs `sql` in `sqlite3 <path>` (10 s busy timeout, stop at the first error) and
+    /// returns what it printed, without the last newline.
+    @discardableResult
+    static func sqlite3(_ path: String, _ sql: String) throws -> String {
+        let executable = try #require(executable, "the sqlite3 shell is not installed (.ci/run installs it)")
+        return try run(executable, ["-batch", "-bail", "-cmd", ".timeout 10000", path, sql])
+    }
+
+    /// Copies a file in a child process (`cp`): this process opens no descriptor on it, so
+    /// the locks its SQLite connections hold on it stay (sqlite.org/howtocorrupt.html §2.2).
+    static func copy(_ source: String, to destination: String) throws {
+        try run("/bin/cp", [source, destination])
+    }
+
+    /// Runs a program to its end; output through files (a pipe's reader uses a dispatch source).
+    @discardableResult
+    static func run(_ executable: String, _ arguments: [String]) throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-shell-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let outputURL = directory.appendingPathComponent("out"), errorURL = directory.appendingPathComponent("err")
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        let output = try FileHandle(forWritingTo: outputURL), errors = try FileHandle(forWritingTo: errorURL)
+        defer { try? output.close(); try? errors.close() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        let printed = String(decoding: try Data(contentsOf: outputURL), as: UTF8.self)
+        guard process.terminationStatus == 0 else {
+            throw Failure(
+                status: process.terminationStatus, errors: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self))
+        }
+        return printed.hasSuffix("\n") ? String(printed.dropLast()) : printed
+    }
+}
+
+/// A record with no attribute at all: only its `id`.
+struct Bare: PersistentRecord, Equatable {
+    var id: RecordID?
+    static let entity = EntityDescription<Bare>("bare", [])
+}
+
+/// The committed files in Tests/FolioTests/Fixtures.
+func fixtureURL(_ name: String) -> URL {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures").appendingPathComponent(name)
+}
+
+/// Removes a database file and its WAL and shared-memory files (no connection may be open).
+func removeDatabase(_ path: String) {
+    for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+}
+
+/// One article per hour in `hours`, in one transaction (one day section per 24 hours).
+func seedHours(_ store: Store, _ hours: Range<Int>, prefix: String = "a") throws {
+    try store.write { tx in
+        for hour in hours {
+            var article = Article(
+                title: "\(prefix) \(hour)", url: "https://example.com/\(prefix)/\(hour)",
+                published: Date(timeIntervalSince1970: Double(hour) * 3600), score: hour)
+            try tx.insert(&article)
+        }
+    }
+}
+
+/// One committed transaction per article.
+func commitOneByOne(_ store: Store, _ hours: Range<Int>, prefix: String = "c") throws {
+    for hour in hours {
+        try store.write { tx in
+            var article = Article(
+                title: "\(prefix) \(hour)", url: "https://example.com/\(prefix)/\(hour)",
+                published: Date(timeIntervalSince1970: Double(hour) * 3600), score: hour)
+            try tx.insert(&article)
+        }
+    }
+}
+
+/// The request the cache tests use: newest first, 20 per batch.
+func newestFirst() -> RecordRequest<Article> {
+    var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.published, order: .reverse)])
+    request.batchSize = 20
+    return request
+}
+
+/// Fetches with the cache `name` and without a cache; expects both to show the same
+/// sections and identifiers ("never a wrong answer") and returns what the cached one did.
+@MainActor
+func cachedFetch(
+    _ store: Store, name: String = "feed", sourceLocation: SourceLocation = #_sourceLocation
+) async throws -> SectionCache.Outcome {
+    let cached = FetchedResultsController(newestFirst(), store: store, sectionBy: .day(\.published), cacheName: name)
+    try await cached.performFetch()
+    await cached.flushCache()
+    let fresh = FetchedResultsController(newestFirst(), store: store, sectionBy: .day(\.published))
+    try await fresh.performFetch()
+    #expect(cached.snapshot == fresh.snapshot, "a cached answer is never a wrong answer", sourceLocation: sourceLocation)
+    #expect(cached.sections == fresh.sections, sourceLocation: sourceLocation)
+    return cached.lastCacheOutcome
+}
+
+/// Whether the outcome is a rebuild, whatever the reason.
+func isRebuilt(_ outcome: SectionCache.Outcome) -> Bool {
+    if case .rebuilt = outcome { return true }
+    return false
+}
+
+/// The POSIX locks this process holds on the file at `path`, from /proc/locks (Linux).
+func posixLocksHeld(on path: String) throws -> [String] {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return [] }
+    let inode = UInt64(info.st_ino)
+    let pid = getpid()
+    let table = try String(contentsOfFile: "/proc/locks", encoding: .utf8)
+    // "1: POSIX  ADVISORY  READ 1234 08:01:5678 128 128": the kind, mode and range, without
+    // the line's number (which changes as other processes take locks).
+    return table.split(separator: "\n").compactMap { line in
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        guard fields.count >= 8, fields[1] == "POSIX", Int32(fields[4]) == pid,
+            fields[5].split(separator: ":").last.flatMap({ UInt64($0) }) == inode
+        else { return nil }
+        return fields[1...].joined(separator: " ")
+    }.sorted()
+}
