@@ -63,17 +63,29 @@ enum Migrator {
                 let differences = try SchemaCheck.differences(schema, db)
                 if !differences.isEmpty { throw FolioError.schemaMismatch(entity: schema.name, differences: differences) }
             }
-            if !isNew { try checkNoPendingSteps(db, model) }
+            if !isNew {
+                try checkNoPendingRenames(db, model)
+                try checkNoPendingSteps(db, model)
+            }
         } else {
             _ = try MigrationPlan(file: FileSchema.read(db, names: allNames(model)), model: model)
         }
     }
 
-    /// Prepares the file in one transaction (see ``Migrator``) and returns its database identity.
+    /// What ``open(_:_:path:othersOpen:)`` found, read in its transaction.
+    struct Opened {
+        /// The database identity.
+        var identity: Data
+        /// `PRAGMA schema_version` as the transaction left it: read before the commit, so
+        /// that a migration another process commits right after is seen as a change.
+        var schemaVersion: Int64
+    }
+
+    /// Prepares the file in one transaction (see ``Migrator``).
     ///
     /// - Parameter othersOpen: whether another store of this process has the file open;
     ///   asked only when a migration is needed, inside the transaction.
-    static func open(_ db: Database, _ model: DeclaredModel, path: String, othersOpen: () -> Bool) throws -> Data {
+    static func open(_ db: Database, _ model: DeclaredModel, path: String, othersOpen: () -> Bool) throws -> Opened {
         let foreignKeys = try Bool.fetchOne(db, sql: SQLBuilder.foreignKeys) ?? false
         if foreignKeys { try db.execute(sql: SQLBuilder.setForeignKeys(false)) }
         defer { if foreignKeys { try? db.execute(sql: SQLBuilder.setForeignKeys(true)) } }
@@ -81,14 +93,15 @@ enum Migrator {
         let guardian = CommitGuard()
         db.add(transactionObserver: guardian, extent: .observerLifetime)
         defer { db.remove(transactionObserver: guardian) }
-        var identity = Data()
+        var opened = Opened(identity: Data(), schemaVersion: 0)
         try db.inTransaction(.immediate) {
-            identity = try prepare(db, model, path: path, othersOpen: othersOpen)
+            opened.identity = try prepare(db, model, path: path, othersOpen: othersOpen)
             if foreignKeys { try checkForeignKeys(db) }
+            opened.schemaVersion = try Int64.fetchOne(db, sql: SQLBuilder.schemaVersion) ?? 0
             guardian.allowsCommit = true
             return .commit
         }
-        return identity
+        return opened
     }
 
     /// Refuses every commit but the migration's own: SQLite rolls back a transaction whose
@@ -118,6 +131,7 @@ enum Migrator {
                 // Created in the final shape: every step is done.
                 for step in model.steps { try record(step, model, db) }
             } else {
+                try checkNoPendingRenames(db, model)
                 try checkNoPendingSteps(db, model)
             }
         } else {
@@ -140,6 +154,20 @@ enum Migrator {
                 reason:
                     "the migration step '\(step.name)' has not run on this file, which is already at model version \(model.version): a new step needs a new model version"
             )
+        }
+    }
+
+    /// At the same model version, an entity whose table is missing while its old name's
+    /// table is there was renamed without a new version: creating an empty table would hide
+    /// every row.
+    private static func checkNoPendingRenames(_ db: Database, _ model: DeclaredModel) throws {
+        for entity in model.sortedEntities {
+            guard let old = entity.renamedFrom, try !db.tableExists(entity.name), try db.tableExists(old) else { continue }
+            throw FolioError.schemaMismatch(
+                entity: entity.name,
+                differences: [
+                    "missing table '\(entity.name)'; the table '\(old)' it is renamed from is there (a rename needs a new model version)"
+                ])
         }
     }
 

@@ -1,7 +1,8 @@
 import Foundation
 
 /// The store files this process has open, by device and inode, with how many ``Store``
-/// instances have each: a migration runs only when its store is the file's only one.
+/// instances have each open (counted once their open transaction committed, until they
+/// close or go away): a migration runs only when no other store has the file open.
 ///
 /// A file is identified by device and inode, not by path: two paths to one file (a
 /// symbolic or hard link, `..` segments) are the same file.

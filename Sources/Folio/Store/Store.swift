@@ -163,22 +163,23 @@ public final class Store: Sendable {
         let fileIdentity = path.flatMap(FileIdentity.init(path:))
         self.fileIdentity = fileIdentity
         self.modelVersion = declared.version
-        if let fileIdentity {
-            OpenStoreFiles.register(fileIdentity)
-            openFile.withLock { $0 = fileIdentity }
-        }
         do {
-            let (found, cookie) = try writer.writeWithoutTransaction { db in
-                let found = try Migrator.open(db, declared, path: path ?? ":memory:") {
-                    fileIdentity.map { OpenStoreFiles.count($0) > 1 } ?? false
+            let opened = try writer.writeWithoutTransaction { db in
+                let opened = try Migrator.open(db, declared, path: path ?? ":memory:") {
+                    fileIdentity.map { OpenStoreFiles.count($0) > 0 } ?? false
                 }
                 try self.hub.install(in: db)
-                return (found, try Int64.fetchOne(db, sql: SQLBuilder.schemaVersion) ?? 0)
+                return opened
             }
-            identity.withLock { $0 = found }
-            schemaCookie.withLock { $0 = cookie }
+            identity.withLock { $0 = opened.identity }
+            schemaCookie.withLock { $0 = opened.schemaVersion }
+            // Counted once open: a store still opening has no state a migration could
+            // invalidate (it finds the migrated file, or its next access throws).
+            if let fileIdentity {
+                OpenStoreFiles.register(fileIdentity)
+                openFile.withLock { $0 = fileIdentity }
+            }
         } catch {
-            unregisterOpenFile()
             if let db = error as? DatabaseError, db.resultCode == .SQLITE_NOTADB, let path {
                 throw FolioError.notADatabase(path: path)
             }

@@ -294,6 +294,16 @@ struct LightweightMigrationTests {
         #expect(try fileSchema(path) == freshSchema(2, [RenamedNote.self]))
     }
 
+    @Test func aRenameWithoutANewVersionIsAMismatch() throws {
+        try makeNotes(path, count: 3)
+        try expectRefusal(
+            .schemaMismatch(
+                entity: "memo",
+                differences: [
+                    "missing table 'memo'; the table 'note' it is renamed from is there (a rename needs a new model version)"
+                ]), 1, [RenamedNote.self])
+    }
+
     @Test func renamesFromANameTheFileDoesNotHaveAreAdditions() throws {
         // The file skipped the version that had `title`: `headline` is added, and `title`
         // removed (it holds data: the opt-in is needed).
