@@ -3,7 +3,9 @@ import GRDB
 
 /// Every error Folio throws. Match on the case to react; the description names the problem.
 public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The file's tables differ from the record types' entities. `differences` lists each one.
+    /// The file's tables differ from the record types' entities, and the file has the same
+    /// model version as the store (a higher ``StoreModel/version`` migrates it instead).
+    /// `differences` lists each one.
     case schemaMismatch(entity: String, differences: [String])
     /// An entity declaration cannot become a table (bad identifier, duplicate column…).
     case invalidSchema(entity: String, reason: String)
@@ -91,7 +93,7 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .schemaMismatch(let entity, let differences):
-            "The table '\(entity)' does not match its entity: \(differences.joined(separator: "; "))"
+            "The table '\(entity)' does not match its entity: \(differences.joined(separator: "; ")). The file was left unchanged; to migrate it, open it with a StoreModel of a higher version"
         case .invalidSchema(let entity, let reason):
             "The entity '\(entity)' is invalid: \(reason)"
         case .notADatabase(let path):
