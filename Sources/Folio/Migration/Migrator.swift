@@ -50,7 +50,10 @@ enum Migrator {
     /// The read-only check made on a plain connection before the store's pool opens (which
     /// writes to the file): refuses a newer file, a file of the same version whose tables
     /// differ, and a migration that cannot be planned — leaving the file byte for byte.
-    static func check(_ db: Database, _ model: DeclaredModel, path: String) throws {
+    ///
+    /// - Returns: whether the file needs a migration.
+    @discardableResult
+    static func check(_ db: Database, _ model: DeclaredModel, path: String) throws -> Bool {
         try InternalSchema.checkNotNewer(db, path: path)
         // A file Folio never opened is created at the model's version: its tables must match.
         let isNew = try InternalSchema.version(db, path: path) == 0
@@ -67,9 +70,10 @@ enum Migrator {
                 try checkNoPendingRenames(db, model)
                 try checkNoPendingSteps(db, model)
             }
-        } else {
-            _ = try MigrationPlan(file: FileSchema.read(db, names: allNames(model)), model: model)
+            return false
         }
+        _ = try MigrationPlan(file: FileSchema.read(db, names: allNames(model)), model: model)
+        return true
     }
 
     /// What ``open(_:_:path:othersOpen:)`` found, read in its transaction.

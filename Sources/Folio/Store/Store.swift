@@ -223,7 +223,11 @@ public final class Store: Sendable {
         configuration.busyMode = .timeout(10)
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? queue.close() }
-        try queue.read { db in try Migrator.check(db, model, path: path) }
+        let migrates = try queue.read { db in try Migrator.check(db, model, path: path) }
+        // Checked again in the migration's transaction; here it spares opening the pool.
+        if migrates, let file = FileIdentity(path: path), OpenStoreFiles.count(file) > 0 {
+            throw FolioError.migrationWhileOpen(path: path)
+        }
     }
 
     /// SQLite says only "unable to open database file": say where, and why if it can be seen.
