@@ -29,8 +29,8 @@ struct ServerFeedFetcherTests {
 
         /// What proves the store unchanged: both tables' change tokens, their rows.
         struct Snapshot: Equatable {
-            var feedToken: Int64
-            var endpointToken: Int64
+            var feedToken: ChangeToken
+            var endpointToken: ChangeToken
             var items: [FeedItem]
             var endpoints: [FeedEndpoint]
         }
