@@ -92,7 +92,8 @@ struct MigrationPlan: Sendable {
         for name in file.recordedEntities where !declared.contains(name.lowercased()) && !used.contains(name.lowercased()) {
             if let table = file.table(named: name) {
                 if !removed.contains(where: { $0.name == table.name }) { removed.append(table) }
-            } else {
+            } else if SQLBuilder.isPlainIdentifier(name) {
+                // (A name that is not an identifier can be no store's entity: left alone.)
                 stale.append(name)
             }
         }
