@@ -99,7 +99,7 @@ enum Migrator {
         defer { db.remove(transactionObserver: guardian) }
         var opened = Opened(identity: Data(), schemaVersion: 0)
         try db.inTransaction(.immediate) {
-            opened.identity = try prepare(db, model, path: path, othersOpen: othersOpen)
+            opened.identity = try prepare(db, model, path: path, othersOpen: othersOpen, guardian)
             if foreignKeys { try checkForeignKeys(db) }
             opened.schemaVersion = try Int64.fetchOne(db, sql: SQLBuilder.schemaVersion) ?? 0
             guardian.allowsCommit = true
@@ -110,9 +110,12 @@ enum Migrator {
 
     /// Refuses every commit but the migration's own: SQLite rolls back a transaction whose
     /// commit a transaction observer refuses, so a step that runs `COMMIT` (which would
-    /// commit half a migration) undoes the whole migration instead, and fails.
+    /// commit half a migration) undoes the whole migration instead, and fails. It also
+    /// sees a step's `ROLLBACK`, after which a new transaction would hold only the rest of
+    /// the migration.
     private final class CommitGuard: TransactionObserver {
         var allowsCommit = false
+        private(set) var rolledBack = false
         struct EarlyCommit: Error, CustomStringConvertible {
             var description: String { "it ended the migration's transaction (a step must not COMMIT or ROLLBACK)" }
         }
@@ -120,10 +123,12 @@ enum Migrator {
         func databaseDidChange(with event: DatabaseEvent) {}
         func databaseWillCommit() throws { if !allowsCommit { throw EarlyCommit() } }
         func databaseDidCommit(_ db: Database) {}
-        func databaseDidRollback(_ db: Database) {}
+        func databaseDidRollback(_ db: Database) { rolledBack = true }
     }
 
-    private static func prepare(_ db: Database, _ model: DeclaredModel, path: String, othersOpen: () -> Bool) throws -> Data {
+    private static func prepare(
+        _ db: Database, _ model: DeclaredModel, path: String, othersOpen: () -> Bool, _ guardian: CommitGuard
+    ) throws -> Data {
         let isNew = try InternalSchema.version(db, path: path) == 0
         let identity = try InternalSchema.prepare(db, path: path)
         let version = isNew ? model.version : try modelVersion(db, path: path) ?? 0
@@ -141,7 +146,7 @@ enum Migrator {
         } else {
             if othersOpen() { throw FolioError.migrationWhileOpen(path: path) }
             let plan = try MigrationPlan(file: FileSchema.read(db, names: allNames(model)), model: model)
-            try migrate(db, plan, model)
+            try migrate(db, plan, model, guardian)
         }
         for schema in model.sortedEntities.map(\.schema) {
             try SchemaCheck.prepare(schema, in: db)
@@ -185,10 +190,10 @@ enum Migrator {
 
     // MARK: The three phases
 
-    private static func migrate(_ db: Database, _ plan: MigrationPlan, _ model: DeclaredModel) throws {
+    private static func migrate(_ db: Database, _ plan: MigrationPlan, _ model: DeclaredModel, _ guardian: CommitGuard) throws {
         try expand(db, plan)
         for step in try pendingSteps(db, model) {
-            try run(step, db)
+            try run(step, db, guardian)
             try record(step, model, db)
         }
         try contract(db, plan, model)
@@ -246,14 +251,14 @@ enum Migrator {
         }
     }
 
-    private static func run(_ step: MigrationStep, _ db: Database) throws {
+    private static func run(_ step: MigrationStep, _ db: Database, _ guardian: CommitGuard) throws {
         do {
             try step.body(db)
         } catch {
             let reason = (error as? FolioError)?.description ?? (error as? DatabaseError)?.description ?? "\(error)"
             throw FolioError.migrationStepFailed(step: step.name, reason: reason)
         }
-        guard db.isInsideTransaction else {
+        guard db.isInsideTransaction, !guardian.rolledBack else {
             throw FolioError.migrationStepFailed(
                 step: step.name, reason: "it ended the migration's transaction (a step must not COMMIT or ROLLBACK)")
         }

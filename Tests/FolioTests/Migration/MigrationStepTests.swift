@@ -175,6 +175,20 @@ struct MigrationStepTests {
         #expect(reason.contains("COMMIT"), "\(reason)")
         #expect(try fileContents(path) == before, "the commit was turned into a rollback of everything")
     }
+
+    @Test func aStepThatRollsBackAndBeginsAgainFails() throws {
+        try makeNotes(path, count: 3)
+        let before = try fileContents(path)
+        let model = StoreModel(
+            version: 2, records: [NoteWithTag.self],
+            steps: [MigrationStep("restarts") { db in try db.execute(sql: "ROLLBACK; BEGIN IMMEDIATE") }])
+        let error = folioError { try Store(path: path, model: model) }
+        guard case .migrationStepFailed("restarts", _)? = error else {
+            Issue.record("expected migrationStepFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(try fileContents(path) == before, "the rest of the migration did not commit on its own")
+    }
 }
 
 /// `body` removed, `title` optional.
