@@ -2,6 +2,13 @@
 // transactions, forever, and is killed with SIGKILL at random points by the test.
 //
 //     FolioCrashImporter <store path>
+//     FolioCrashImporter migrate <store path>
+//
+// `migrate` opens the importer's store with model version 2 (``CrashItemV2``), which
+// migrates it in one transaction: `title` renamed `label`, `category` made required
+// (default "none"), `sequence` removed, `weight` added and filled by a custom step from
+// `batch`. It prints `migrating`, `step` when the step starts (the transaction is open
+// then), and `migrated <rows>` after the commit; then it exits.
 //
 // Each transaction `b` inserts `CrashBatch.size(b)` items tagged with batch `b` and
 // sequence 0..<size, with category "new", and marks every item of batch `b - 1` "seen".
@@ -35,6 +42,33 @@ struct CrashItem: PersistentRecord {
         ])
 }
 
+/// The item of model version 2 (see `migrate` above; the tests declare the same entity).
+struct CrashItemV2: PersistentRecord {
+    var id: RecordID?
+    var batch = 0
+    var label = ""
+    var category = ""
+    var weight = 0
+
+    static let entity = EntityDescription<CrashItemV2>(
+        "item",
+        [
+            AttributeDescription(\.batch, indexed: true),
+            AttributeDescription(\.label, renamedFrom: "title"),
+            AttributeDescription(\.category, defaultValue: "none"),
+            AttributeDescription(\.weight, indexed: true),
+        ])
+
+    static let model = StoreModel(
+        version: 2, records: [CrashItemV2.self], discarding: [.attribute("sequence", of: "item")],
+        steps: [
+            MigrationStep("weight from batch") { db in
+                say("step")
+                try db.execute(sql: "UPDATE item SET weight = batch * 2")
+            }
+        ])
+}
+
 /// Batch sizes: mostly small, every tenth large enough to spill the WAL and checkpoint.
 enum CrashBatch {
     static func size(_ batch: Int) -> Int { batch % 10 == 0 ? 1_500 : 40 + batch % 11 }
@@ -45,8 +79,20 @@ func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
+if CommandLine.arguments.count == 3 && CommandLine.arguments[1] == "migrate" {
+    do {
+        say("migrating")
+        let store = try Store(path: CommandLine.arguments[2], model: CrashItemV2.model)
+        say("migrated \(try store.count(RecordRequest<CrashItemV2>()))")
+        try store.close()
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("FolioCrashImporter: \(error)\n".utf8))
+        exit(1)
+    }
+}
 guard CommandLine.arguments.count == 2 else {
-    FileHandle.standardError.write(Data("usage: FolioCrashImporter <store path>\n".utf8))
+    FileHandle.standardError.write(Data("usage: FolioCrashImporter [migrate] <store path>\n".utf8))
     exit(2)
 }
 let path = CommandLine.arguments[1]

@@ -97,7 +97,7 @@ struct TerminalAppTests {
         #expect(try #require(StatusLine(done)).sections == 44 || StatusLine(done)?.sections == 45)
         // The row that was first is still there, selected: the list was updated, not reset.
         #expect(done.contains(String(firstBefore.dropFirst(3).prefix(40))))
-        #expect(listRows(done).contains { $0.hasPrefix("▶") && $0.contains(String(firstBefore.dropFirst(10).prefix(30))) })
+        #expect(listRows(done).contains { $0.hasPrefix("▶") && $0.contains(String(firstBefore.dropFirst(11).prefix(30))) })
         try app.press("q")
     }
 
@@ -149,7 +149,7 @@ struct TerminalAppTests {
         let app = try TmuxSession("'\(try App.binary.get().path)'", in: directory)
         let list = try await app.waitFor("rows 420")
         let second = try #require(listRows(list).dropFirst().first)
-        let title = String(second.dropFirst(10).prefix(40))
+        let title = String(second.dropFirst(11).prefix(40))
 
         try app.press("j", "Enter")
         let detail = try await app.waitFor("Published")

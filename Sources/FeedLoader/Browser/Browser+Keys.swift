@@ -24,6 +24,7 @@ extension Browser {
         case .character("s"): toggleSort()
         case .enter, .right, .character("l"): if cursor != nil { setMode(.detail) }
         case .character("d"), .delete: deleteSelected()
+        case .character("*"): toggleStarOfSelected()
         case .character("r"): startImport()
         case .escape: if !filter.isEmpty { applyFilter("") }
         case .character("q"), .control("c"), .control("d"): quit()
@@ -40,6 +41,7 @@ extension Browser {
         case .character("d"), .delete:
             deleteSelected()
             setMode(.list)
+        case .character("*"): toggleStarOfSelected()
         case .control("c"), .control("d"): quit()
         case .control("l"): forceRedraw()
         default: break

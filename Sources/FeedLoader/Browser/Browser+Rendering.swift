@@ -59,8 +59,8 @@ extension Browser {
         if let message { return ANSI.bold + TextLayout.fit(" " + message.text, width) }
         let keys =
             mode == .detail
-            ? " Esc back · j/k previous/next · d delete · q back"
-            : " ↑↓ jk · PgUp PgDn · g G · / filter · 0-9 day · s sort · ⏎ open · d delete · r import · q quit"
+            ? " Esc back · j/k previous/next · * star · d delete · q back"
+            : " ↑↓ jk · PgUp PgDn · g G · / filter · 0-9 day · s sort · ⏎ open · * star · d delete · r import · q quit"
         return ANSI.dim + TextLayout.fit(keys, width)
     }
 
@@ -120,14 +120,14 @@ extension Browser {
         let highlight = highlights[id]?.kind
         let marker = (path == cursor ? "▶" : " ") + (highlight == .inserted ? "+" : highlight == .updated ? "~" : " ")
         let sourceWidth = 14
-        let titleWidth = max(10, width - 2 - 1 - 5 - 2 - 2 - sourceWidth - 1)
+        let titleWidth = max(10, width - 2 - 2 - 5 - 2 - 2 - sourceWidth - 1)
         let text: String
         if let feed {
             text =
-                marker + " " + DayFormat.time(feed.published) + "  " + TextLayout.fit(feed.title, titleWidth) + "  "
-                + TextLayout.fit(feed.source, sourceWidth)
+                marker + (feed.starred ? "★" : " ") + " " + DayFormat.time(feed.published) + "  "
+                + TextLayout.fit(feed.title, titleWidth) + "  " + TextLayout.fit(feed.source, sourceWidth)
         } else {
-            text = marker + " " + "--:--" + "  " + TextLayout.fit("(deleted)", titleWidth)
+            text = marker + "  " + "--:--" + "  " + TextLayout.fit("(deleted)", titleWidth)
         }
         var style = ""
         if highlight != nil { style += ANSI.highlightStyle }
@@ -154,6 +154,7 @@ extension Browser {
             lines.append(
                 "  " + ANSI.dim + "Image      " + ANSI.reset
                     + TextLayout.fit(feed.imageURL ?? "none", inner - 11).trimmingCharacters(in: .whitespaces))
+            lines.append("  " + ANSI.dim + "Starred    " + ANSI.reset + (feed.starred ? "★ yes (* to unstar)" : "no (* to star)"))
             lines.append("")
             for line in TextLayout.wrap(feed.summary, min(inner, 90)) { lines.append("  " + line) }
         } else {

@@ -373,6 +373,26 @@ final class Browser {
         }
     }
 
+    /// Stars the selected item, or takes its star away: one `UPDATE` of its row (found by
+    /// its unique url), which the live controller reports as an update of that row.
+    func toggleStarOfSelected() {
+        guard let cursor, let feed = record(at: cursor) else { return }
+        let url = feed.url, starred = !feed.starred
+        let name = feed.title
+        let store = self.store
+        let post = self.post
+        Task.detached {
+            do {
+                try await store.write { tx in
+                    try tx.updateAll(Feed.self, where: #Predicate { $0.url == url }, set: [.set(\.starred, to: starred)])
+                }
+                post.yield(.message("\(starred ? "Starred" : "Unstarred") “\(name.truncated(to: 60))”"))
+            } catch {
+                post.yield(.message("Cannot star: \(error)"))
+            }
+        }
+    }
+
     /// Imports in the background while the list stays live: the feed at the `--url`
     /// address, the refresh file, or five pages of simulated live news a little apart
     /// (each page is one transaction).

@@ -10,8 +10,8 @@ struct BrowseCommand: AsyncParsableCommand {
         abstract: "Show the feed, newest first, sectioned by day (the default command).",
         discussion: """
             Keys: ↑/↓ or j/k move, PgUp/PgDn page, g/G top/bottom, / filter, a digit jumps to \
-            a day (type a date prefix, Enter), s toggles the sort, Enter opens an item, d deletes \
-            it, r imports in the background (new items appear live), q quits. r imports the \
+            a day (type a date prefix, Enter), s toggles the sort, Enter opens an item, * stars or \
+            unstars it, d deletes it, r imports in the background (new items appear live), q quits. r imports the \
             --url feed (a conditional GET each time: an unchanged feed writes nothing), else the \
             --refresh-from file, else pages of simulated live news.
             """)

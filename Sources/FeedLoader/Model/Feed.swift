@@ -4,7 +4,8 @@ import Folio
 /// One news item, as FeedLoader stores it: a row of the `feed` table.
 ///
 /// The `url` is unique: it is how an import recognises an item it already has.
-/// `published` is indexed, because the list sorts and sections by it.
+/// `published` is indexed, because the list sorts and sections by it. `starred` is the
+/// reader's own mark (`*` toggles it): imports never change it.
 struct Feed: PersistentRecord, Equatable {
     var id: RecordID?
     var title = ""
@@ -13,6 +14,7 @@ struct Feed: PersistentRecord, Equatable {
     var summary = ""
     var source = ""
     var imageURL: String?
+    var starred = false
 
     static let entity = EntityDescription<Feed>(
         "feed",
@@ -23,6 +25,8 @@ struct Feed: PersistentRecord, Equatable {
             AttributeDescription(\.summary),
             AttributeDescription(\.source),
             AttributeDescription(\.imageURL),
+            // Model version 1: items stored before it are not starred.
+            AttributeDescription(\.starred, defaultValue: false),
         ])
 
     init() {}
@@ -32,7 +36,7 @@ struct Feed: PersistentRecord, Equatable {
         apply(item)
     }
 
-    /// Copies the item's fields; the identifier stays.
+    /// Copies the item's fields; the identifier and the star stay.
     mutating func apply(_ item: FeedItem) {
         title = item.title
         url = item.url
@@ -77,8 +81,19 @@ extension Feed {
     /// imported from (a database made before ``FeedEndpoint`` existed gains its table).
     static let recordTypes: [any PersistentRecord.Type] = [Feed.self, FeedEndpoint.self]
 
+    /// FeedLoader's model and its history:
+    ///
+    /// | version | what changed |
+    /// |---|---|
+    /// | 0 | `feed` (FeedLoader up to f4075a8; `feed_endpoint` added without a version) |
+    /// | 1 | `feed.starred`, false for the items already stored |
+    ///
+    /// Opening a database of an older version migrates it (one transaction, every item
+    /// kept); one of a newer version is refused and left as it is.
+    static let model = StoreModel(version: 1, records: recordTypes)
+
     /// The store FeedLoader opens.
     static func openStore(at path: String) throws -> Store {
-        try Store(path: path, records: recordTypes)
+        try Store(path: path, model: model)
     }
 }

@@ -17,6 +17,12 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
     public let isUnique: Bool
     /// The key path of the property.
     public let keyPath: PartialKeyPath<Root>
+    /// The column this attribute had in older model versions, which a migration renames
+    /// to ``column`` so that its data follows (see <doc:EvolvingYourSchema>).
+    public let renamedFrom: String?
+    /// The stored value existing rows get when a migration adds this attribute or makes it
+    /// non-optional (rows whose value is `NULL` once the custom steps have run).
+    public let defaultValue: DatabaseValue?
     let encode: (Root) -> DatabaseValue
     let decode: (inout Root, DatabaseValue) throws -> Void
 
@@ -27,11 +33,18 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
     ///   - column: the column name; by default the property's name.
     ///   - indexed: create an index on the column.
     ///   - unique: create a unique index on the column.
+    ///   - defaultValue: the value existing rows get when a migration adds this attribute
+    ///     or makes it non-optional; a non-optional attribute added to a table that has
+    ///     rows needs one (or a ``MigrationStep`` that fills it).
+    ///   - renamedFrom: the column's name in older model versions: a migration renames it,
+    ///     keeping its data, instead of dropping one column and adding another.
     public init<Value: AttributeValue>(
         _ keyPath: WritableKeyPath<Root, Value>,
         column: String? = nil,
         indexed: Bool = false,
-        unique: Bool = false
+        unique: Bool = false,
+        defaultValue: Value? = nil,
+        renamedFrom: String? = nil
     ) {
         let name = column ?? AttributeDescription.propertyName(of: keyPath)
         self.column = name
@@ -40,6 +53,8 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
         self.isIndexed = indexed || unique
         self.isUnique = unique
         self.keyPath = keyPath
+        self.renamedFrom = renamedFrom
+        self.defaultValue = defaultValue?.storedValue
         self.encode = { $0[keyPath: keyPath].storedValue }
         self.decode = { record, stored in
             record[keyPath: keyPath] = try Value.decode(stored: stored, column: name)

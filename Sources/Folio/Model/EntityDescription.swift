@@ -12,11 +12,20 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
     public let name: String
     /// The attributes, in column order.
     public let attributes: [AttributeDescription<Root>]
+    /// The table's name in older model versions, which a migration renames to ``name``
+    /// so that its rows follow (see <doc:EvolvingYourSchema>).
+    public let renamedFrom: String?
 
     /// Declares an entity.
-    public init(_ name: String, _ attributes: [AttributeDescription<Root>]) {
+    ///
+    /// - Parameters:
+    ///   - name: the table name.
+    ///   - attributes: the attributes, in column order.
+    ///   - renamedFrom: the table's name in older model versions, if it had another.
+    public init(_ name: String, _ attributes: [AttributeDescription<Root>], renamedFrom: String? = nil) {
         self.name = name
         self.attributes = attributes
+        self.renamedFrom = renamedFrom
     }
 
     /// The schema, as the store checks it.

@@ -39,8 +39,18 @@ public final class Store: Sendable {
     private let isClosed = Locked(false)
     /// The database file's device and inode when the store opened it (`nil` in memory).
     let fileIdentity: FileIdentity?
+    /// The model version the store opened the file with (``StoreModel/version``; 0 for
+    /// ``init(path:records:cacheDirectory:)``).
+    ///
+    /// - Complexity: O(1).
+    public let modelVersion: Int
+    /// `PRAGMA schema_version` when the model version was last found unchanged (see ``checkModelUnchanged(_:)``).
+    let schemaCookie = Locked<Int64>(0)
+    /// The file while this store is counted in ``OpenStoreFiles``.
+    private let openFile = Locked<FileIdentity?>(nil)
 
-    /// Opens or creates the store at `path` for the given record types.
+    /// Opens or creates the store at `path` for the given record types, as model version 0
+    /// (an unversioned model: no migrations; see ``init(path:model:cacheDirectory:)``).
     ///
     /// A file written by an older Folio is upgraded in place (see <doc:StoresAndFiles>).
     /// A file that is refused is left exactly as it was.
@@ -50,7 +60,8 @@ public final class Store: Sendable {
     ///   - records: the record types stored; each one's entity becomes (or must match) a table.
     ///   - cacheDirectory: where section caches go; by default `<path>-folio-cache`.
     /// - Throws: ``FolioError/schemaMismatch(entity:differences:)`` when the file's tables
-    ///   differ from the entities, ``FolioError/notADatabase(path:)`` for a file that is
+    ///   differ from the entities, ``FolioError/newerModelVersion(path:version:declared:)``
+    ///   for a file a versioned model wrote, ``FolioError/notADatabase(path:)`` for a file that is
     ///   not SQLite, ``FolioError/newerStoreFormat(path:version:newestSupported:)`` for a
     ///   file of a newer Folio, ``FolioError/invalidStoreMetadata(path:reason:)`` when
     ///   Folio's own tables are damaged, ``FolioError/sqlite(code:message:sql:arguments:)``
@@ -58,14 +69,41 @@ public final class Store: Sendable {
     /// - Complexity: a few statements per entity, in one write transaction; an upgrade
     ///   rewrites only Folio's own tables and triggers, never a row of an entity.
     public convenience init(path: String, records: [any PersistentRecord.Type], cacheDirectory: URL? = nil) throws {
-        try self.init(path: path, inMemory: false, records: records, cacheDirectory: cacheDirectory, removeOnDeinit: nil)
+        try self.init(path: path, model: StoreModel(unversioned: records), cacheDirectory: cacheDirectory)
+    }
+
+    /// Opens or creates the store at `path` for a versioned model, migrating a file of an
+    /// older model version first (see ``StoreModel`` and <doc:EvolvingYourSchema>).
+    ///
+    /// ```swift
+    /// let model = StoreModel(version: 2, records: [Article.self, Feed.self])
+    /// let store = try Store(path: "feeds.sqlite", model: model)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - path: the database file, created if missing.
+    ///   - model: the record types, their model version, and the custom migration steps.
+    ///   - cacheDirectory: where section caches go; by default `<path>-folio-cache`.
+    /// - Throws: ``FolioError/newerModelVersion(path:version:declared:)`` for a file of a
+    ///   newer model; ``FolioError/schemaMismatch(entity:differences:)`` when a file of the
+    ///   same version differs from the entities; for a migration,
+    ///   ``FolioError/migrationWhileOpen(path:)``, ``FolioError/migrationStepFailed(step:reason:)``,
+    ///   ``FolioError/missingDefaultValue(entity:attribute:rows:)``,
+    ///   ``FolioError/migrationDiscardsData(entity:attribute:rows:)`` or
+    ///   ``FolioError/migrationRefused(entity:reason:)`` — and the file is left unchanged.
+    /// - Complexity: O(entities) statements for a file of the same version; a migration
+    ///   also copies every row of each table it rebuilds, in one transaction.
+    public convenience init(path: String, model: StoreModel, cacheDirectory: URL? = nil) throws {
+        try self.init(path: path, inMemory: false, model: model, cacheDirectory: cacheDirectory, removeOnDeinit: nil)
     }
 
     /// A store in memory, for tests and previews. Reads and writes share one connection.
     /// - Complexity: as ``init(path:records:cacheDirectory:)`` on a new file.
     public static func inMemory(records: [any PersistentRecord.Type]) throws -> Store {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-\(UUID().uuidString)")
-        return try Store(path: nil, inMemory: true, records: records, cacheDirectory: directory, removeOnDeinit: directory)
+        return try Store(
+            path: nil, inMemory: true, model: StoreModel(unversioned: records), cacheDirectory: directory,
+            removeOnDeinit: directory)
     }
 
     /// A WAL store in a new temporary directory, deleted when the store is deallocated.
@@ -74,22 +112,14 @@ public final class Store: Sendable {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return try Store(
-            path: directory.appendingPathComponent("store.sqlite").path, inMemory: false, records: records,
-            cacheDirectory: directory.appendingPathComponent("cache"), removeOnDeinit: directory)
+            path: directory.appendingPathComponent("store.sqlite").path, inMemory: false,
+            model: StoreModel(unversioned: records), cacheDirectory: directory.appendingPathComponent("cache"),
+            removeOnDeinit: directory)
     }
 
-    private init(path: String?, inMemory: Bool, records: [any PersistentRecord.Type], cacheDirectory: URL?, removeOnDeinit: URL?)
-        throws
-    {
-        var schemas: [String: EntitySchema] = [:]
-        for type in records {
-            let schema = Self.schema(of: type)
-            try Self.validate(schema)
-            if schemas[schema.name] != nil {
-                throw FolioError.invalidSchema(entity: schema.name, reason: "two record types use the table name")
-            }
-            schemas[schema.name] = schema
-        }
+    private init(path: String?, inMemory: Bool, model: StoreModel, cacheDirectory: URL?, removeOnDeinit: URL?) throws {
+        let declared = try DeclaredModel(model)
+        let schemas = declared.schemas
         let diagnostics = Diagnostics()
         // Set once Folio's tables are ready: every connection the pool opens later must
         // find this database there, not another file put at the path since.
@@ -106,7 +136,7 @@ public final class Store: Sendable {
         do {
             if let path {
                 if FileManager.default.fileExists(atPath: path) {
-                    try Self.checkExistingFile(path, schemas)
+                    try Self.checkExistingFile(path, declared)
                 }
                 writer = try DatabasePool(path: path, configuration: configuration)
             } else {
@@ -130,17 +160,25 @@ public final class Store: Sendable {
             cacheDirectory
             ?? URL(fileURLWithPath: (path ?? NSTemporaryDirectory()) + "-folio-cache")
         self.hub = ChangeHub(tables: Set(schemas.keys))
-        self.fileIdentity = path.flatMap(FileIdentity.init(path:))
+        let fileIdentity = path.flatMap(FileIdentity.init(path:))
+        self.fileIdentity = fileIdentity
+        self.modelVersion = declared.version
         do {
-            let found = try writer.write { db in
-                let found = try InternalSchema.prepare(db, path: path ?? ":memory:")
-                for schema in schemas.values.sorted(by: { $0.name < $1.name }) {
-                    try SchemaCheck.prepare(schema, in: db)
+            let opened = try writer.writeWithoutTransaction { db in
+                let opened = try Migrator.open(db, declared, path: path ?? ":memory:") {
+                    fileIdentity.map { OpenStoreFiles.count($0) > 0 } ?? false
                 }
                 try self.hub.install(in: db)
-                return found
+                return opened
             }
-            identity.withLock { $0 = found }
+            identity.withLock { $0 = opened.identity }
+            schemaCookie.withLock { $0 = opened.schemaVersion }
+            // Counted once open: a store still opening has no state a migration could
+            // invalidate (it finds the migrated file, or its next access throws).
+            if let fileIdentity {
+                OpenStoreFiles.register(fileIdentity)
+                openFile.withLock { $0 = fileIdentity }
+            }
         } catch {
             if let db = error as? DatabaseError, db.resultCode == .SQLITE_NOTADB, let path {
                 throw FolioError.notADatabase(path: path)
@@ -153,27 +191,24 @@ public final class Store: Sendable {
     }
 
     deinit {
+        unregisterOpenFile()
         if let removeOnDeinit { try? FileManager.default.removeItem(at: removeOnDeinit) }
     }
 
-    private static func schema<R: PersistentRecord>(of type: R.Type) -> EntitySchema { R.entity.schema }
-
-    private static func validate(_ schema: EntitySchema) throws {
-        try SQLBuilder.validateIdentifier(schema.name, entity: schema.name)
-        var seen: Set<String> = ["id"]
-        for column in schema.columns {
-            try SQLBuilder.validateIdentifier(column.name, entity: schema.name)
-            guard seen.insert(column.name.lowercased()).inserted else {
-                throw FolioError.invalidSchema(
-                    entity: schema.name, reason: "the column '\(column.name)' is declared twice (or is 'id')")
-            }
+    /// Takes the store out of ``OpenStoreFiles`` (once).
+    private func unregisterOpenFile() {
+        if let file = openFile.withLock({ file -> FileIdentity? in
+            defer { file = nil }; return file
+        }) {
+            OpenStoreFiles.unregister(file)
         }
     }
 
     /// Checks an existing file on a plain connection before the pool opens: opening a pool
     /// writes to the file (it switches it to WAL mode and commits a transaction so that a
-    /// WAL file exists), and a file that is not a database, was written by a newer Folio,
-    /// or whose tables do not match must be left exactly as it was.
+    /// WAL file exists), and a file that is not a database, was written by a newer Folio or
+    /// a newer model, whose tables do not match, or that cannot be migrated must be left
+    /// exactly as it was (``Migrator/check(_:_:path:)``).
     ///
     /// Only SQLite touches the file: GRDB's first read says `SQLITE_NOTADB` for a file that
     /// is not a database. Folio never opens the database file itself — closing any
@@ -183,17 +218,15 @@ public final class Store: Sendable {
     /// (sqlite.org/howtocorrupt.html, section 2.2). (A read-only connection would leave
     /// `-wal` and `-shm` files behind; this one removes them as it closes, when it is the
     /// file's last connection.)
-    private static func checkExistingFile(_ path: String, _ schemas: [String: EntitySchema]) throws {
+    private static func checkExistingFile(_ path: String, _ model: DeclaredModel) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? queue.close() }
-        try queue.read { db in
-            try InternalSchema.checkNotNewer(db, path: path)
-            for schema in schemas.values.sorted(by: { $0.name < $1.name }) where try db.tableExists(schema.name) {
-                let differences = try SchemaCheck.differences(schema, db)
-                if !differences.isEmpty { throw FolioError.schemaMismatch(entity: schema.name, differences: differences) }
-            }
+        let migrates = try queue.read { db in try Migrator.check(db, model, path: path) }
+        // Checked again in the migration's transaction; here it spares opening the pool.
+        if migrates, let file = FileIdentity(path: path), OpenStoreFiles.count(file) > 0 {
+            throw FolioError.migrationWhileOpen(path: path)
         }
     }
 
@@ -252,6 +285,7 @@ public final class Store: Sendable {
         if Thread.current.threadDictionary[accessKey] != nil { throw FolioError.closeInsideAccess }
         isClosed.withLock { $0 = true }
         try folio { try writer.close() }
+        unregisterOpenFile()
     }
 
     private func requireOpen(writing: Bool = false) throws {
@@ -306,7 +340,12 @@ public final class Store: Sendable {
     public func synchronize() throws {
         let hub = self.hub
         try requireOpen()
-        try folio { try writer.writeWithoutTransaction { db in try hub.synchronize(db) } }
+        try folio {
+            try writer.writeWithoutTransaction { db in
+                try checkModelUnchanged(db)
+                try hub.synchronize(db)
+            }
+        }
     }
 
     /// Calls ``synchronize()`` periodically until the returned task is cancelled (or the
@@ -319,7 +358,10 @@ public final class Store: Sendable {
                 try? await Task.sleep(for: interval)
                 guard let self else { return }
                 let hub = self.hub
-                try? await self.writer.writeWithoutTransaction { db in try hub.synchronize(db) }
+                try? await self.writer.writeWithoutTransaction { db in
+                    try self.checkModelUnchanged(db)
+                    try hub.synchronize(db)
+                }
             }
         }
     }
@@ -329,22 +371,24 @@ public final class Store: Sendable {
     /// Runs `body` on a read-only connection, in a read transaction (the raw escape hatch).
     ///
     /// - Throws: ``FolioError/databaseFileMoved(path:)`` when the store's file was deleted,
-    ///   moved or replaced; ``FolioError/reentrantAccess`` inside the store's own closures;
-    ///   whatever `body` throws.
-    /// - Complexity: one `stat` of the path, then `body`.
+    ///   moved or replaced; ``FolioError/modelVersionChanged(path:found:opened:)`` when
+    ///   another process migrated it; ``FolioError/reentrantAccess`` inside the store's own
+    ///   closures; whatever `body` throws.
+    /// - Complexity: one `stat` of the path and one `PRAGMA schema_version`, then `body`.
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
         try readSync(body)
     }
 
     /// Runs `body` on a read-only connection without blocking the caller's thread.
     /// - Throws: as the synchronous `read(_:)`.
-    /// - Complexity: one `stat` of the path, then `body`.
+    /// - Complexity: one `stat` of the path and one `PRAGMA schema_version`, then `body`.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try requireOpen()
         do {
             return try await folio {
                 try await writer.read { db in
                     try self.checkNotMoved(db)
+                    try self.checkModelUnchanged(db)
                     return try self.marked { try body(db) }
                 }
             }
@@ -359,6 +403,7 @@ public final class Store: Sendable {
             return try folio {
                 try writer.read { db in
                     try checkNotMoved(db)
+                    try checkModelUnchanged(db)
                     return try marked { try body(db) }
                 }
             }
@@ -397,10 +442,12 @@ public final class Store: Sendable {
     /// when it throws. Every change is reported to live controllers after the commit.
     ///
     /// - Throws: ``FolioError/databaseFileMoved(path:)`` before running `body` when the
-    ///   store's file was deleted, moved or replaced; ``FolioError/nestedWriteOnSameFile(path:)``
+    ///   store's file was deleted, moved or replaced, ``FolioError/modelVersionChanged(path:found:opened:)``
+    ///   when another process migrated it; ``FolioError/nestedWriteOnSameFile(path:)``
     ///   inside another store's write on the same file and thread; ``FolioError/reentrantAccess``
     ///   inside this store's own closures; whatever `body` throws (after rolling back).
-    /// - Complexity: waits for the write in progress; one `stat` of the path, then `body`.
+    /// - Complexity: waits for the write in progress; one `stat` of the path and one
+    ///   `PRAGMA schema_version`, then `body`.
     @discardableResult
     public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
         try requireOpen(writing: true)
@@ -408,6 +455,7 @@ public final class Store: Sendable {
             try writer.write { db in
                 try marked(writing: true) {
                     try checkNotMoved(db)
+                    try checkModelUnchanged(db)
                     return try body(WriteTransaction(db: db, store: self))
                 }
             }
@@ -425,6 +473,7 @@ public final class Store: Sendable {
             try await writer.write { db in
                 try self.marked(writing: true) {
                     try self.checkNotMoved(db)
+                    try self.checkModelUnchanged(db)
                     return try body(WriteTransaction(db: db, store: self))
                 }
             }

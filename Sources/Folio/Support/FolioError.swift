@@ -3,7 +3,9 @@ import GRDB
 
 /// Every error Folio throws. Match on the case to react; the description names the problem.
 public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The file's tables differ from the record types' entities. `differences` lists each one.
+    /// The file's tables differ from the record types' entities, and the file has the same
+    /// model version as the store (a higher ``StoreModel/version`` migrates it instead).
+    /// `differences` lists each one.
     case schemaMismatch(entity: String, differences: [String])
     /// An entity declaration cannot become a table (bad identifier, duplicate column…).
     case invalidSchema(entity: String, reason: String)
@@ -54,6 +56,36 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Folio's own tables in the file (`folio_metadata`, `folio_entities`) are not in a
     /// shape any version of Folio wrote; the reason says what was found.
     case invalidStoreMetadata(path: String, reason: String)
+    /// The file's model version is newer than the one the app declares (``StoreModel/version``):
+    /// a newer app wrote it. Folio never migrates a file back (that could drop what the newer
+    /// model added); the file is left unchanged.
+    case newerModelVersion(path: String, version: Int, declared: Int)
+    /// A migration would leave `rows` rows without a value in a non-optional attribute: it
+    /// was added, or made non-optional, without a declared default
+    /// (``AttributeDescription/defaultValue``) and no custom step filled it. The file is
+    /// left unchanged.
+    case missingDefaultValue(entity: String, attribute: String, rows: Int)
+    /// A migration would drop data: an attribute (`attribute` non-nil) with `rows` non-`NULL`
+    /// values, or an entity with `rows` rows, that the model no longer declares, without
+    /// ``StoreModel/DiscardedData`` allowing it. The file is left unchanged.
+    case migrationDiscardsData(entity: String, attribute: String?, rows: Int)
+    /// The custom migration step named `step` threw; `reason` describes its error. The whole
+    /// migration was rolled back: the file is unchanged.
+    case migrationStepFailed(step: String, reason: String)
+    /// A migration cannot make the file's table into the declared entity (a changed
+    /// attribute type, duplicates under a new unique index, a broken foreign key…); the
+    /// reason says what. The file is left unchanged.
+    case migrationRefused(entity: String, reason: String)
+    /// The file needs a migration but another ``Store`` in this process has it open (the
+    /// same file by device and inode, whatever its path): close it first. Nothing was written.
+    case migrationWhileOpen(path: String)
+    /// The file was migrated to another model version (by another process) after this
+    /// store opened it: its tables may no longer be the ones this store reads. Close the
+    /// store and open one with the app's current model.
+    case modelVersionChanged(path: String, found: Int, opened: Int)
+    /// The ``StoreModel`` itself is invalid (a negative version, two steps with one name,
+    /// a new step without a new version…); the reason says what.
+    case invalidStoreModel(reason: String)
     /// An SQLite error: result code, message, the SQL and its arguments.
     case sqlite(code: Int32, message: String, sql: String?, arguments: String?)
 
@@ -61,7 +93,7 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .schemaMismatch(let entity, let differences):
-            "The table '\(entity)' does not match its entity: \(differences.joined(separator: "; "))"
+            "The table '\(entity)' does not match its entity: \(differences.joined(separator: "; ")). The file was left unchanged; to migrate it, open it with a StoreModel of a higher version"
         case .invalidSchema(let entity, let reason):
             "The entity '\(entity)' is invalid: \(reason)"
         case .notADatabase(let path):
@@ -102,6 +134,24 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
             "The file at \(path) has Folio's internal schema version \(version); this version of Folio reads up to \(newestSupported). The file was left unchanged"
         case .invalidStoreMetadata(let path, let reason):
             "Folio's own tables in \(path) are damaged: \(reason)"
+        case .newerModelVersion(let path, let version, let declared):
+            "The file at \(path) has model version \(version), newer than the version this app declares (\(declared)); Folio does not migrate a file back. The file was left unchanged"
+        case .missingDefaultValue(let entity, let attribute, let rows):
+            "The non-optional attribute '\(attribute)' of '\(entity)' would have no value in \(rows) existing row\(rows == 1 ? "" : "s"): declare a defaultValue or fill it in a migration step. The file was left unchanged"
+        case .migrationDiscardsData(let entity, let attribute?, let rows):
+            "The migration would drop the attribute '\(attribute)' of '\(entity)', which holds \(rows) value\(rows == 1 ? "" : "s"): allow it with StoreModel.DiscardedData.attribute(\"\(attribute)\", of: \"\(entity)\") or move the data in a migration step. The file was left unchanged"
+        case .migrationDiscardsData(let entity, nil, let rows):
+            "The migration would drop the entity '\(entity)', which holds \(rows) row\(rows == 1 ? "" : "s"): allow it with StoreModel.DiscardedData.entity(\"\(entity)\") or declare its record type. The file was left unchanged"
+        case .migrationStepFailed(let step, let reason):
+            "The migration step '\(step)' failed: \(reason). The migration was rolled back; the file is unchanged"
+        case .migrationRefused(let entity, let reason):
+            "The table '\(entity)' cannot be migrated: \(reason). The file was left unchanged"
+        case .migrationWhileOpen(let path):
+            "The file at \(path) needs a migration, but another Store in this process has it open; close it first. Nothing was written"
+        case .modelVersionChanged(let path, let found, let opened):
+            "The file at \(path) was migrated to model version \(found) after this store opened it at version \(opened); open a new Store with the current model"
+        case .invalidStoreModel(let reason):
+            "Invalid store model: \(reason)"
         case .sqlite(let code, let message, let sql, let arguments):
             "SQLite error \(code): \(message)" + (sql.map { " — \($0)" } ?? "") + (arguments.map { " \($0)" } ?? "")
         }

@@ -173,15 +173,27 @@ final class TmuxSession {
     let directory: URL
 
     /// Starts `command` (a shell command line) in a `width` × `height` terminal.
+    ///
+    /// The previous test's session was the server's last one: the server exits when it is
+    /// killed, and a session started while it does fails with "server exited unexpectedly".
+    /// That start is tried again (a new server starts).
     init(_ command: String, in directory: URL, width: Int = 100, height: Int = 30) throws {
         self.directory = directory
-        let result = try App.run(
-            [
-                "tmux", "-L", server, "new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)",
-                "-c", directory.path, command, ";", "set-option", "-t", name, "remain-on-exit", "on",
-            ],
-            in: directory)
-        guard result.status == 0 else { throw App.Failure(description: "tmux new-session failed: \(result.errors)") }
+        var attempt = 0
+        while true {
+            let result = try App.run(
+                [
+                    "tmux", "-L", server, "new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)",
+                    "-c", directory.path, command, ";", "set-option", "-t", name, "remain-on-exit", "on",
+                ],
+                in: directory)
+            if result.status == 0 { return }
+            attempt += 1
+            guard result.errors.contains("server exited unexpectedly"), attempt < 5 else {
+                throw App.Failure(description: "tmux new-session failed: \(result.errors)")
+            }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
     }
 
     deinit {
@@ -258,12 +270,13 @@ struct StatusLine: Equatable {
     }
 }
 
-/// The rows of the list on a screen: lines with a time in columns 4–8.
+/// The rows of the list on a screen: lines with a time in columns 5–9 (after the
+/// selection, highlight and star columns and a space).
 func listRows(_ screen: String) -> [String] {
     screen.split(separator: "\n").map(String.init).filter { line in
         let characters = Array(line)
-        guard characters.count > 9 else { return false }
-        let time = String(characters[3..<8])
+        guard characters.count > 10 else { return false }
+        let time = String(characters[4..<9])
         return time.range(of: #"^\d\d:\d\d$"#, options: .regularExpression) != nil
     }
 }

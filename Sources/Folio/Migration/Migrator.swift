@@ -1,0 +1,374 @@
+import Foundation
+import GRDB
+
+/// Opens a store file for a model: creates Folio's tables and the entities' in a new
+/// file, checks them in a file of the same model version, migrates a file of an older one.
+///
+/// Everything happens in one `IMMEDIATE` transaction, with foreign-key enforcement off
+/// around it as SQLite's procedure for table changes asks (sqlite.org/lang_altertable.html,
+/// section 7; GRDB's `DatabaseMigrator` does the same), and `PRAGMA foreign_key_check`
+/// before the commit. The file is migrated entirely or not at all: a throw anywhere — a
+/// custom step, a refusal, a kill of the process — leaves it as it was.
+///
+/// A migration runs in three phases, so that custom steps see the old data and the new
+/// columns together:
+///
+/// 1. **expand**: renamed tables and columns take their new names, new entities' tables
+///    are created, added attributes' columns are added (nullable);
+/// 2. **custom steps** not yet recorded in the file, in the model's order;
+/// 3. **contract**: declared defaults fill the `NULL`s of added and newly required
+///    attributes; nothing required may stay `NULL`; removed attributes and entities are
+///    dropped (those holding data only when the model allows it); tables are rebuilt
+///    where SQLite cannot change them in place; indexes are made the declared ones.
+///
+/// Then every declared entity's table is checked against its declaration exactly as at
+/// every open (``SchemaCheck``), so a migration that did not produce the declared table
+/// fails instead of committing.
+enum Migrator {
+    /// The model version recorded in the file; `nil` when it has none (Folio never opened
+    /// it, or Folio up to f4075a8 did, which is version 0).
+    static func modelVersion(_ db: Database, path: String) throws -> Int? {
+        guard try db.tableExists(SQLBuilder.storeMetadataTable) else { return nil }
+        guard
+            let value = try DatabaseValue.fetchOne(db, sql: SQLBuilder.readStoreMetadata, arguments: [SQLBuilder.modelVersionKey])
+        else { return nil }
+        guard case .int64(let version) = value.storage, version >= 0, version <= Int64(Int32.max) else {
+            throw FolioError.invalidStoreMetadata(path: path, reason: "the model version is \(value)")
+        }
+        return Int(version)
+    }
+
+    /// The model's steps the file has not recorded as run, in order.
+    static func pendingSteps(_ db: Database, _ model: DeclaredModel) throws -> [MigrationStep] {
+        guard !model.steps.isEmpty else { return [] }
+        guard try db.tableExists(SQLBuilder.storeMetadataTable) else { return model.steps }
+        return try model.steps.filter { step in
+            try DatabaseValue.fetchOne(db, sql: SQLBuilder.readStoreMetadata, arguments: [SQLBuilder.stepKey(step.name)]) == nil
+        }
+    }
+
+    /// The read-only check made on a plain connection before the store's pool opens (which
+    /// writes to the file): refuses a newer file, a file of the same version whose tables
+    /// differ, and a migration that cannot be planned — leaving the file byte for byte.
+    ///
+    /// - Returns: whether the file needs a migration.
+    @discardableResult
+    static func check(_ db: Database, _ model: DeclaredModel, path: String) throws -> Bool {
+        try InternalSchema.checkNotNewer(db, path: path)
+        // A file Folio never opened is created at the model's version: its tables must match.
+        let isNew = try InternalSchema.version(db, path: path) == 0
+        let version = isNew ? model.version : try modelVersion(db, path: path) ?? 0
+        if version > model.version {
+            throw FolioError.newerModelVersion(path: path, version: version, declared: model.version)
+        }
+        if version == model.version {
+            for schema in model.sortedEntities.map(\.schema) where try db.tableExists(schema.name) {
+                let differences = try SchemaCheck.differences(schema, db)
+                if !differences.isEmpty { throw FolioError.schemaMismatch(entity: schema.name, differences: differences) }
+            }
+            if !isNew {
+                try checkNoPendingRenames(db, model)
+                try checkNoPendingSteps(db, model)
+            }
+            return false
+        }
+        _ = try MigrationPlan(file: FileSchema.read(db, names: allNames(model)), model: model)
+        return true
+    }
+
+    /// What ``open(_:_:path:othersOpen:)`` found, read in its transaction.
+    struct Opened {
+        /// The database identity.
+        var identity: Data
+        /// `PRAGMA schema_version` as the transaction left it: read before the commit, so
+        /// that a migration another process commits right after is seen as a change.
+        var schemaVersion: Int64
+    }
+
+    /// Prepares the file in one transaction (see ``Migrator``).
+    ///
+    /// - Parameter othersOpen: whether another store of this process has the file open;
+    ///   asked only when a migration is needed, inside the transaction.
+    static func open(_ db: Database, _ model: DeclaredModel, path: String, othersOpen: () -> Bool) throws -> Opened {
+        let foreignKeys = try Bool.fetchOne(db, sql: SQLBuilder.foreignKeys) ?? false
+        if foreignKeys { try db.execute(sql: SQLBuilder.setForeignKeys(false)) }
+        defer { if foreignKeys { try? db.execute(sql: SQLBuilder.setForeignKeys(true)) } }
+        // A commit before the end (a step running `COMMIT`) becomes a rollback of everything.
+        let guardian = CommitGuard()
+        db.add(transactionObserver: guardian, extent: .observerLifetime)
+        defer { db.remove(transactionObserver: guardian) }
+        var opened = Opened(identity: Data(), schemaVersion: 0)
+        try db.inTransaction(.immediate) {
+            opened.identity = try prepare(db, model, path: path, othersOpen: othersOpen, guardian)
+            if foreignKeys { try checkForeignKeys(db) }
+            opened.schemaVersion = try Int64.fetchOne(db, sql: SQLBuilder.schemaVersion) ?? 0
+            guardian.allowsCommit = true
+            return .commit
+        }
+        return opened
+    }
+
+    /// Refuses every commit but the migration's own: SQLite rolls back a transaction whose
+    /// commit a transaction observer refuses, so a step that runs `COMMIT` (which would
+    /// commit half a migration) undoes the whole migration instead, and fails. It also
+    /// sees a step's `ROLLBACK`, after which a new transaction would hold only the rest of
+    /// the migration.
+    private final class CommitGuard: TransactionObserver {
+        var allowsCommit = false
+        private(set) var rolledBack = false
+        struct EarlyCommit: Error, CustomStringConvertible {
+            var description: String { "it ended the migration's transaction (a step must not COMMIT or ROLLBACK)" }
+        }
+        func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
+        func databaseDidChange(with event: DatabaseEvent) {}
+        func databaseWillCommit() throws { if !allowsCommit { throw EarlyCommit() } }
+        func databaseDidCommit(_ db: Database) {}
+        func databaseDidRollback(_ db: Database) { rolledBack = true }
+    }
+
+    private static func prepare(
+        _ db: Database, _ model: DeclaredModel, path: String, othersOpen: () -> Bool, _ guardian: CommitGuard
+    ) throws -> Data {
+        let isNew = try InternalSchema.version(db, path: path) == 0
+        let identity = try InternalSchema.prepare(db, path: path)
+        let version = isNew ? model.version : try modelVersion(db, path: path) ?? 0
+        if version > model.version {
+            throw FolioError.newerModelVersion(path: path, version: version, declared: model.version)
+        }
+        if version == model.version {
+            if isNew {
+                // Created in the final shape: every step is done.
+                for step in model.steps { try record(step, model, db) }
+            } else {
+                try checkNoPendingRenames(db, model)
+                try checkNoPendingSteps(db, model)
+            }
+        } else {
+            if othersOpen() { throw FolioError.migrationWhileOpen(path: path) }
+            let plan = try MigrationPlan(file: FileSchema.read(db, names: allNames(model)), model: model)
+            try migrate(db, plan, model, guardian)
+        }
+        for schema in model.sortedEntities.map(\.schema) {
+            try SchemaCheck.prepare(schema, in: db)
+        }
+        if isNew || version != model.version {
+            try db.execute(sql: SQLBuilder.writeStoreMetadata, arguments: [SQLBuilder.modelVersionKey, model.version])
+        }
+        return identity
+    }
+
+    private static func checkNoPendingSteps(_ db: Database, _ model: DeclaredModel) throws {
+        if let step = try pendingSteps(db, model).first {
+            throw FolioError.invalidStoreModel(
+                reason:
+                    "the migration step '\(step.name)' has not run on this file, which is already at model version \(model.version): a new step needs a new model version"
+            )
+        }
+    }
+
+    /// At the same model version, an entity whose table is missing while its old name's
+    /// table is there was renamed without a new version: creating an empty table would hide
+    /// every row.
+    private static func checkNoPendingRenames(_ db: Database, _ model: DeclaredModel) throws {
+        for entity in model.sortedEntities {
+            guard let old = entity.renamedFrom, try !db.tableExists(entity.name), try db.tableExists(old) else { continue }
+            throw FolioError.schemaMismatch(
+                entity: entity.name,
+                differences: [
+                    "missing table '\(entity.name)'; the table '\(old)' it is renamed from is there (a rename needs a new model version)"
+                ])
+        }
+    }
+
+    private static func allNames(_ model: DeclaredModel) -> [String] {
+        model.sortedEntities.flatMap { [$0.name] + ($0.renamedFrom.map { [$0] } ?? []) }
+    }
+
+    private static func record(_ step: MigrationStep, _ model: DeclaredModel, _ db: Database) throws {
+        try db.execute(sql: SQLBuilder.writeStoreMetadata, arguments: [SQLBuilder.stepKey(step.name), model.version])
+    }
+
+    // MARK: The three phases
+
+    private static func migrate(_ db: Database, _ plan: MigrationPlan, _ model: DeclaredModel, _ guardian: CommitGuard) throws {
+        try expand(db, plan)
+        for step in try pendingSteps(db, model) {
+            try run(step, db, guardian)
+            try record(step, model, db)
+        }
+        try contract(db, plan, model)
+        try checkSchemaCompiles(db)
+    }
+
+    /// Prepares (never runs) a read of every view and an insert, update and delete on
+    /// every table, which compiles every view and trigger: SQLite accepts a trigger or view
+    /// that names a column or table the migration removed, and would fail only at the next
+    /// write or read. Such an object refuses the migration instead.
+    private static func checkSchemaCompiles(_ db: Database) throws {
+        for row in try Row.fetchAll(db, sql: SQLBuilder.schemaObjects) {
+            let type: String = row[0], name: String = row[1]
+            let checks: [String]
+            if type == "view" {
+                checks = [SQLBuilder.compileCheck(view: name)]
+            } else {
+                let columns = try String.fetchAll(db, sql: SQLBuilder.columnNames, arguments: [name])
+                checks = SQLBuilder.compileChecks(table: name, columns: columns)
+            }
+            for sql in checks {
+                do {
+                    _ = try db.makeStatement(sql: sql)
+                } catch let error as DatabaseError {
+                    throw FolioError.migrationRefused(
+                        entity: name,
+                        reason:
+                            "after the migration, the \(type) '\(name)' or one of its triggers no longer compiles (\(error.message ?? "\(error.resultCode)")); change or drop it in a MigrationStep"
+                    )
+                }
+            }
+        }
+    }
+
+    private static func expand(_ db: Database, _ plan: MigrationPlan) throws {
+        for table in plan.tables {
+            guard let old = table.renamedFrom else { continue }
+            let name = table.entity.name
+            // The old name's triggers update the old name's record: replaced after the rename.
+            for trigger in SQLBuilder.changeTriggers(table: old) { try db.execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
+            try db.execute(sql: SQLBuilder.renameTable(old, to: name))
+            try db.execute(sql: SQLBuilder.deleteEntityMetadata, arguments: [name])
+            try db.execute(sql: SQLBuilder.renameEntityMetadata, arguments: [old, name])
+        }
+        for entity in plan.created {
+            try SchemaCheck.prepare(entity.schema, in: db)
+        }
+        for table in plan.tables {
+            for rename in table.columnRenames {
+                try db.execute(sql: SQLBuilder.renameColumn(rename.from, to: rename.to, in: table.entity.name))
+            }
+            for column in table.added {
+                try db.execute(sql: SQLBuilder.addColumn(column, to: table.entity.name))
+            }
+        }
+    }
+
+    private static func run(_ step: MigrationStep, _ db: Database, _ guardian: CommitGuard) throws {
+        do {
+            try step.body(db)
+        } catch {
+            let reason = (error as? FolioError)?.description ?? (error as? DatabaseError)?.description ?? "\(error)"
+            throw FolioError.migrationStepFailed(step: step.name, reason: reason)
+        }
+        guard db.isInsideTransaction, !guardian.rolledBack else {
+            throw FolioError.migrationStepFailed(
+                step: step.name, reason: "it ended the migration's transaction (a step must not COMMIT or ROLLBACK)")
+        }
+    }
+
+    private static func contract(_ db: Database, _ plan: MigrationPlan, _ model: DeclaredModel) throws {
+        for table in plan.tables {
+            let name = table.entity.name
+            for column in table.filled {
+                if let value = table.entity.defaults[column.name] {
+                    let fill = SQLBuilder.fillNulls(column.name, in: name)
+                    try execute(fill, [value], db)
+                }
+            }
+            for column in table.required {
+                let rows = try Int.fetchOne(db, sql: SQLBuilder.countNulls(column.name, in: name)) ?? 0
+                if rows > 0 { throw FolioError.missingDefaultValue(entity: name, attribute: column.name, rows: rows) }
+            }
+            for column in table.removed {
+                let rows = try Int.fetchOne(db, sql: SQLBuilder.countValues(column, in: name)) ?? 0
+                let names = [name, table.file.name].map { $0.lowercased() }
+                let allowed = model.discarding.contains {
+                    if case .attribute(let attribute, let entity) = $0 {
+                        return attribute.lowercased() == column.lowercased() && names.contains(entity.lowercased())
+                    }
+                    return false
+                }
+                if rows > 0 && !allowed { throw FolioError.migrationDiscardsData(entity: name, attribute: column, rows: rows) }
+            }
+        }
+        for table in plan.removedEntities {
+            let rows = try Int.fetchOne(db, sql: SQLBuilder.countRows(table.name)) ?? 0
+            let allowed = model.discarding.contains {
+                if case .entity(let entity) = $0 { return entity.lowercased() == table.name.lowercased() }
+                return false
+            }
+            if rows > 0 && !allowed { throw FolioError.migrationDiscardsData(entity: table.name, attribute: nil, rows: rows) }
+            try db.execute(sql: SQLBuilder.dropTable(table.name))
+            try db.execute(sql: SQLBuilder.deleteEntityMetadata, arguments: [table.name])
+        }
+        for name in plan.staleRecords {
+            try db.execute(sql: SQLBuilder.deleteEntityMetadata, arguments: [name])
+        }
+        for table in plan.tables where table.needsRebuild {
+            try TableRebuild(table).run(db)
+        }
+        for table in plan.tables {
+            try reconcileIndexes(table, db)
+        }
+        for table in plan.tables where table.changes {
+            let schema = table.entity.schema
+            let json = String(decoding: try JSONEncoder().encode(schema), as: UTF8.self)
+            try db.execute(sql: SQLBuilder.writeMetadata, arguments: [schema.name, schema.versionHash, json])
+            // Whatever a cache of the entity holds was computed from the old table.
+            try db.execute(sql: SQLBuilder.renewChangeID, arguments: [schema.name])
+        }
+    }
+
+    /// Makes Folio's indexes on a table exactly the declared ones: drops those that are no
+    /// longer declared (or changed uniqueness, or index a renamed table's old name), and
+    /// creates the missing ones — a unique one only when no value appears twice.
+    private static func reconcileIndexes(_ table: MigrationPlan.TableMigration, _ db: Database) throws {
+        let name = table.entity.name
+        var wanted: [String: ColumnSchema] = [:]
+        for column in table.entity.schema.columns where column.isIndexed {
+            wanted[SQLBuilder.indexName(name, column.name)] = column
+        }
+        var kept: Set<String> = []
+        for row in try Row.fetchAll(db, sql: SQLBuilder.indexListWithOrigin, arguments: [name]) {
+            let index: String = row[0]
+            guard (row[2] as String) == "c", table.isFolioIndex(index) else { continue }
+            let columns = try String.fetchAll(db, sql: SQLBuilder.indexColumns, arguments: [index])
+            if let column = wanted[index], column.isUnique == ((row[1] as Int) != 0),
+                columns.map({ $0.lowercased() }) == [column.name.lowercased()]
+            {
+                kept.insert(index)
+            } else {
+                try db.execute(sql: SQLBuilder.dropIndex(index))
+            }
+        }
+        for (index, column) in wanted.sorted(by: { $0.key < $1.key }) where !kept.contains(index) {
+            if column.isUnique {
+                let duplicates = try Int.fetchOne(db, sql: SQLBuilder.duplicateValues(column.name, in: name)) ?? 0
+                if duplicates > 0 {
+                    throw FolioError.migrationRefused(
+                        entity: name,
+                        reason:
+                            "'\(column.name)' is declared unique, but \(duplicates) of its values appear in more than one row; remove the duplicates in a MigrationStep"
+                    )
+                }
+            }
+            try db.execute(sql: SQLBuilder.createIndex(table: name, column: column))
+        }
+    }
+
+    private static func checkForeignKeys(_ db: Database) throws {
+        let violations = try Row.fetchAll(db, sql: SQLBuilder.foreignKeyCheck)
+        if let first = violations.first {
+            let table: String = first[0]
+            throw FolioError.migrationRefused(
+                entity: table,
+                reason:
+                    "\(violations.count) row\(violations.count == 1 ? "" : "s") would violate foreign keys after the migration (the first: rowid \(first[1] as Int64? ?? 0) of '\(table)', referencing '\(first[2] as String)')"
+            )
+        }
+    }
+
+    private static func execute(_ sql: String, _ arguments: [DatabaseValue], _ db: Database) throws {
+        let statement = try db.makeStatement(sql: sql)
+        try statement.setExactArguments(arguments)
+        try statement.execute()
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Folio
+import GRDB
+import Testing
+@testable import FeedLoader
+
+/// FeedLoader's model evolves: a `feeds.sqlite` written by FeedLoader at f4075a8 (frozen
+/// in Fixtures/, with rows the `sqlite3` shell wrote) opens, is migrated to model version
+/// 1 (`starred`), and keeps every item, its identifier and the AUTOINCREMENT counter.
+@Suite("FeedLoader's migration")
+struct FeedMigrationTests {
+    static func copyFixture() throws -> (directory: URL, path: String) {
+        let directory = try App.makeDirectory()
+        let path = directory.appendingPathComponent("feeds.sqlite").path
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Fixtures").appendingPathComponent("f4075a8-feeds.sqlite3-fixture")
+        try FileManager.default.copyItem(at: fixture, to: URL(fileURLWithPath: path))
+        return (directory, path)
+    }
+
+    /// Every item as the file holds it, read on a plain connection (no store open).
+    static func rows(_ path: String, _ columns: String) throws -> [String] {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            try String.fetchAll(db, sql: "SELECT \(columns) FROM feed ORDER BY id")
+        }
+    }
+
+    static let itemColumns =
+        "id || '|' || hex(title) || '|' || url || '|' || quote(published) || '|' || hex(summary) || '|' || source || '|' || ifnull(imageURL, '-')"
+
+    @Test func aFeedsFileOfF4075a8IsMigratedAndKeepsItsItems() throws {
+        let (directory, path) = try Self.copyFixture()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let before = try Self.rows(path, Self.itemColumns)
+        #expect(before.count == 119)
+
+        let store = try Feed.openStore(at: path)
+        #expect(store.modelVersion == 1)
+        let items = try store.fetch(RecordRequest<Feed>(sortBy: [SortDescriptor(\.id)])).map { $0! }
+        let ids: [Int64] = items.map { $0.id!.rawValue }
+        let expected: [Int64] = (1...121).filter { $0 != 5 && $0 != 120 }
+        #expect(ids == expected)
+        #expect(items.allSatisfy { !$0.starred })
+        let shell = try #require(items.last)
+        #expect(shell.title == "Written by the sqlite3 shell — ß K")
+        #expect(shell.summary == "shell\nrow")
+        #expect(shell.published == Date(timeIntervalSince1970: 1_748_779_200.5))
+        #expect(try store.count(RecordRequest<FeedEndpoint>()) == 0, "the table of a later model was added")
+
+        // A new item does not take a deleted one's identifier.
+        var item = Feed()
+        item.url = "https://example.com/after-the-migration"
+        try store.write { tx in try tx.insert(&item) }
+        #expect(item.id == RecordID(123))
+        try store.write { tx in _ = try tx.delete(item) }
+        try store.close()
+        #expect(try Self.rows(path, Self.itemColumns) == before, "every item, as it was")
+        #expect(try Self.rows(path, "starred") == Array(repeating: "0", count: 119))
+        let queue = try DatabaseQueue(path: path)
+        #expect(
+            try queue.read { db in try Int.fetchOne(db, sql: "SELECT value FROM folio_metadata WHERE key = 'model_version'") }
+                == 1)
+        try queue.close()
+
+        // Opened again: nothing to migrate.
+        let again = try Feed.openStore(at: path)
+        #expect(try again.count(RecordRequest<Feed>()) == 119)
+    }
+
+    @Test func aStarSurvivesReimportsAndUpdates() throws {
+        let (directory, path) = try Self.copyFixture()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Feed.openStore(at: path)
+        let first = try #require(try store.fetch(RecordRequest<Feed>(sortBy: [SortDescriptor(\.id)], limit: 2)).map { $0! }.first)
+        let url = first.url
+        try store.write { tx in
+            try tx.updateAll(Feed.self, where: #Predicate { $0.url == url }, set: [.set(\.starred, to: true)])
+        }
+        // The same item again, unchanged, then changed: the star stays either way.
+        var item = first.item
+        var report = try FeedImporter(store: store).storeNow(FeedImporterTests.feed([item]), source: "again")
+        #expect(report.unchanged == 1)
+        item.title += " (updated)"
+        report = try FeedImporter(store: store).storeNow(FeedImporterTests.feed([item]), source: "changed")
+        #expect(report.updated == 1)
+        let stored = try #require(try store.fetch(RecordRequest<Feed>(predicate: #Predicate { $0.url == url })).first ?? nil)
+        #expect(stored.title == item.title)
+        #expect(stored.starred)
+    }
+
+    @Test func anOlderFeedLoaderModelIsRefusedByTheMigratedFile() throws {
+        let (directory, path) = try Self.copyFixture()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Feed.openStore(at: path).close()
+        // FeedLoader before version 1 declared no model (version 0): it would not know
+        // `starred`, so it is refused, and the file stays as it is.
+        let error = #expect(throws: FolioError.self) { try Store(path: path, records: Feed.recordTypes) }
+        #expect(error == .newerModelVersion(path: path, version: 1, declared: 0))
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Folio
+
+/// Section caches and live controllers across a migration, and migrations while the file
+/// is open elsewhere in the process.
+@Suite("Migrations, caches and open stores")
+@MainActor
+struct MigrationCacheTests {
+    let directory: ScratchDirectory
+    let path: String
+
+    init() throws {
+        directory = try ScratchDirectory()
+        path = directory.path("notes.sqlite")
+    }
+
+    /// Notes titled by a letter and a number, so that first-letter sections have several rows.
+    func makeLetteredNotes(count: Int) throws {
+        try makeNotes(path, count: count)
+        try sqlite3Shell(path, "UPDATE note SET title = char(65 + score % 5) || ' ' || score;")
+    }
+
+    /// A cached controller's fetch beside an uncached one: the outcome, and whether both agree.
+    func cachedFetch<R: PersistentRecord>(_ request: RecordRequest<R>, _ key: SectionKey<R>, _ store: Store) throws -> (
+        SectionCache.Outcome, Snapshot
+    ) {
+        let cached = FetchedResultsController(request, store: store, sectionBy: key, cacheName: "notes")
+        try cached.performFetch()
+        let fresh = FetchedResultsController(request, store: store, sectionBy: key)
+        try fresh.performFetch()
+        #expect(cached.snapshot == fresh.snapshot, "a cached answer is never a wrong answer")
+        #expect(cached.sections.map(\.name) == fresh.sections.map(\.name))
+        #expect(cached.sections.map(\.numberOfObjects) == fresh.sections.map(\.numberOfObjects))
+        return (cached.lastCacheOutcome, cached.snapshot)
+    }
+
+    func notes(_ store: Store) throws -> (SectionCache.Outcome, Snapshot) {
+        try cachedFetch(
+            RecordRequest<NoteV1>(sortBy: [SortDescriptor(\.title), SortDescriptor(\.score)]), .firstLetter(\.title), store)
+    }
+
+    func writeCache(_ store: Store) async throws {
+        let request = RecordRequest<NoteV1>(sortBy: [SortDescriptor(\.title), SortDescriptor(\.score)])
+        let controller = FetchedResultsController(request, store: store, sectionBy: .firstLetter(\.title), cacheName: "notes")
+        try await controller.performFetch()
+        await controller.flushCache()
+        #expect(try notes(store).0 == .reused)
+    }
+
+    @Test func aCacheWrittenBeforeAStepRewroteRowsIsNotTrusted() async throws {
+        try makeLetteredNotes(count: 60)
+        var store = try Store(path: path, model: StoreModel(version: 1, records: [NoteV1.self]))
+        try await writeCache(store)
+        try store.close()
+        // Same entity, same version hash: only the rows change, in a step. Their change
+        // token moves with them (the triggers fire inside the migration).
+        let step = MigrationStep("every even note to Z") { db in
+            try db.execute(sql: "UPDATE note SET title = 'Z ' || score WHERE score % 2 = 0")
+        }
+        store = try Store(path: path, model: StoreModel(version: 2, records: [NoteV1.self], steps: [step]))
+        let (outcome, snapshot) = try notes(store)
+        #expect(outcome == .rebuilt("the store changed since the cache was written"))
+        #expect(snapshot.numberOfSections == 6)
+    }
+
+    @Test func aCacheOfAChangedEntityIsNotTrustedEvenWithoutARowWritten() async throws {
+        try makeLetteredNotes(count: 60)
+        var store = try Store(path: path, model: StoreModel(version: 1, records: [NoteV1.self]))
+        try await writeCache(store)
+        let token = try store.changeToken(for: NoteV1.self)
+        try store.close()
+        // An index removed and a unique one added: no row is written, the table changed.
+        store = try Store(path: path, model: StoreModel(version: 2, records: [NoteTitleUnique.self]))
+        #expect(try store.changeToken(for: NoteTitleUnique.self) != token, "the migration renews a changed entity's token")
+        let (outcome, _) = try cachedFetch(
+            RecordRequest<NoteTitleUnique>(sortBy: [SortDescriptor(\.title), SortDescriptor(\.score)]), .firstLetter(\.title),
+            store)
+        #expect(outcome == .rebuilt("entity version hash differs"))
+    }
+
+    @Test func aCacheOfAnEntityTheMigrationLeftAloneIsStillTrusted() async throws {
+        try makeLetteredNotes(count: 60)
+        var store = try Store(path: path, model: StoreModel(version: 1, records: [NoteV1.self]))
+        try await writeCache(store)
+        try store.close()
+        store = try Store(path: path, model: StoreModel(version: 2, records: [NoteV1.self, NoteTag.self]))
+        let (outcome, _) = try notes(store)
+        #expect(outcome == .reused)
+    }
+
+    @Test func aLiveControllerAfterAMigrationFollowsWritesExactly() async throws {
+        try makeLetteredNotes(count: 60)
+        let store = try Store(
+            path: path,
+            model: StoreModel(
+                version: 2, records: [NoteRenamedAttributes.self],
+                steps: [MigrationStep("shift") { db in try db.execute(sql: "UPDATE note SET points = points + 1000") }]))
+        let request = RecordRequest<NoteRenamedAttributes>(sortBy: [SortDescriptor(\.headline), SortDescriptor(\.points)])
+        let controller = FetchedResultsController(request, store: store, sectionBy: .firstLetter(\.headline))
+        try await controller.performFetch()
+        var model = TableViewModel(controller.snapshot)
+        let delegate = ChangeSetRecorder()
+        controller.delegate = delegate
+        try writeSync(store) { tx in
+            var note = NoteRenamedAttributes()
+            note.headline = "B new"
+            try tx.insert(&note)
+            try tx.database.execute(sql: "UPDATE note SET headline = 'E moved' WHERE id = 2")
+            _ = try tx.delete(NoteRenamedAttributes.self, id: RecordID(3))
+        }
+        await controller.waitForChanges()
+        // (A controller that starts tracking when its delegate is set delivers one empty
+        // change set first, as it does without a migration.)
+        #expect(delegate.changeSets.filter { !$0.isEmpty }.count == 1, "\(delegate.changeSets)")
+        for change in delegate.changeSets where !change.isEmpty { _ = try model.apply(change, dataSource: controller.snapshot) }
+        let fresh = FetchedResultsController(request, store: store, sectionBy: .firstLetter(\.headline))
+        try await fresh.performFetch()
+        #expect(model == TableViewModel(fresh.snapshot))
+        #expect(controller.snapshot == fresh.snapshot)
+        #expect(controller.object(at: IndexPath(item: 0, section: 0))?.points == 1000)
+    }
+
+    // MARK: Other stores in this process
+
+    @Test func aMigrationWaitsForTheOtherStoresOfTheProcess() throws {
+        try makeNotes(path, count: 5)
+        let link = directory.path("link.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+        var first: Store? = try Store(path: path, model: StoreModel(version: 1, records: [NoteV1.self]))
+        let before = try fileContents(path)
+        let v2 = StoreModel(version: 2, records: [NoteWithTag.self])
+        expectError(.migrationWhileOpen(path: path)) { try Store(path: path, model: v2) }
+        expectError(.migrationWhileOpen(path: link)) { try Store(path: link, model: v2) }
+        #expect(try fileContents(path) == before)
+        // Stores of the same version open beside it, under any path.
+        let second = try Store(path: link, model: StoreModel(version: 1, records: [NoteV1.self]))
+        #expect(try second.count(RecordRequest<NoteV1>()) == 5)
+        try second.close()
+        expectError(.migrationWhileOpen(path: path)) { try Store(path: path, model: v2) }
+        // Released without close(): no longer open.
+        first = nil
+        let migrated = try Store(path: path, model: v2)
+        #expect(try migrated.count(RecordRequest<NoteWithTag>()) == 5)
+        #expect(first == nil)
+    }
+
+    @Test func aFailedOpenDoesNotCountAsOpen() throws {
+        try makeNotes(path, count: 5, version: 3)
+        expectError(.newerModelVersion(path: path, version: 3, declared: 2)) {
+            try Store(path: path, model: StoreModel(version: 2, records: [NoteV1.self]))
+        }
+        try makeNotes(directory.path("other.sqlite"), count: 1)
+        // The file is counted once per open store; a failed open left nothing behind.
+        let store = try Store(path: path, model: StoreModel(version: 4, records: [NoteWithTag.self]))
+        #expect(try store.count(RecordRequest<NoteWithTag>()) == 5)
+    }
+
+    @Test func twoStoresOpeningAnOldFileAtOnceMigrateItOnce() async throws {
+        try makeNotes(path, count: 50)
+        let runs = StepCounter()
+        let model = StoreModel(
+            version: 2, records: [NoteWithRank.self], steps: [MigrationStep("count") { _ in runs.tick() }])
+        let path = self.path
+        let results = await withTaskGroup(of: Result<Store, any Error>.self) { group in
+            for _ in 0..<4 { group.addTask { Result { try Store(path: path, model: model) } } }
+            var results: [Result<Store, any Error>] = []
+            for await result in group { results.append(result) }
+            return results
+        }
+        #expect(runs.value == 1, "the step ran once")
+        // The first to take the write lock migrated; the others, still opening (no state a
+        // migration could invalidate), waited for it and found the file migrated.
+        for result in results {
+            switch result {
+            case .success(let store): #expect(try store.count(RecordRequest<NoteWithRank>()) == 50)
+            case .failure(let error): Issue.record("\(error)")
+            }
+        }
+    }
+
+    /// An old-model store and a migrating one opening at once, many times: whatever the
+    /// interleaving, either the migration waits (refused, the old store reads its rows), or
+    /// the old store is refused (a newer file), or the old store opened just before the
+    /// migration committed and its next access is a named error — never rows of the new
+    /// table read as the old entity.
+    @Test func anOldStoreAndAMigrationRacing() async throws {
+        var outcomes: [String: Int] = [:]
+        for round in 0..<30 {
+            let path = directory.path("race-\(round).sqlite")
+            try makeNotes(path, count: 20)
+            async let old = Task.detached {
+                Result { try Store(path: path, model: StoreModel(version: 1, records: [NoteV1.self])) }
+            }.value
+            async let new = Task.detached {
+                Result {
+                    try Store(
+                        path: path, model: StoreModel(version: 2, records: [NoteRenamedAttributes.self]))
+                }
+            }.value
+            let (oldStore, newStore) = await (old, new)
+            switch (oldStore, newStore) {
+            case (.success(let old), .failure(let error)):
+                #expect(error as? FolioError == .migrationWhileOpen(path: path))
+                #expect(try fetchSync(old, RecordRequest<NoteV1>()).compactMap { $0?.title }.count == 20)
+                outcomes["migration refused", default: 0] += 1
+            case (.failure(let error), .success(let new)):
+                #expect(error as? FolioError == .newerModelVersion(path: path, version: 2, declared: 1))
+                #expect(try new.count(RecordRequest<NoteRenamedAttributes>()) == 20)
+                outcomes["old store refused", default: 0] += 1
+            case (.success(let old), .success(let new)):
+                expectError(.modelVersionChanged(path: path, found: 2, opened: 1)) { try fetchSync(old, RecordRequest<NoteV1>()) }
+                #expect(try new.count(RecordRequest<NoteRenamedAttributes>()) == 20)
+                outcomes["old store outdated", default: 0] += 1
+            case (.failure(let a), .failure(let b)):
+                Issue.record("both failed: \(a), \(b)")
+            }
+        }
+        print("old store and migration racing: \(outcomes.sorted { $0.key < $1.key })")
+    }
+}
+
+/// Keeps the change sets a controller of renamed notes delivers.
+@MainActor
+final class ChangeSetRecorder: FetchedResultsControllerDelegate {
+    var changeSets: [ChangeSet] = []
+    func controller(_ controller: FetchedResultsController<NoteRenamedAttributes>, didChangeContentWith changes: ChangeSet) {
+        changeSets.append(changes)
+    }
+}
