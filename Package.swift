@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        // Test-only: the local HTTP server FeedLoader's tests fetch feeds from.
+        .package(url: "https://github.com/swhitty/FlyingFox", exact: "0.27.1"),
     ],
     targets: [
         .target(
@@ -53,7 +55,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "FeedLoaderTests",
-            dependencies: ["FeedLoader", "Folio"],
+            dependencies: ["FeedLoader", "Folio", .product(name: "FlyingFox", package: "FlyingFox")],
             swiftSettings: strict),
     ]
 )

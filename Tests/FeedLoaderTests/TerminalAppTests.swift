@@ -101,6 +101,48 @@ struct TerminalAppTests {
         try app.press("q")
     }
 
+    @Test func rImportsTheURLFromALocalServerIntoTheOpenList() async throws {
+        let directory = try App.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withFeedServer { server in
+            // Three stories from a minute ago, so they sort to the top of today.
+            let feed = Fixtures.smallRSS(
+                0..<3, newest: Date().addingTimeInterval(-60), spacing: 60, title: { "Local server story \($0 + 1)" })
+            server.set("/feed.xml", .init(contentType: "application/rss+xml", body: feed, entityTag: #""v1""#))
+            let url = server.url("/feed.xml").absoluteString
+            let app = try TmuxSession("'\(try App.binary.get().path)' --url '\(url)'", in: directory)
+            let before = try await app.waitFor("rows 420")
+            #expect(!before.contains("Local server story"))
+            #expect(server.requests.isEmpty, "nothing is fetched before r")
+
+            try app.press("r")
+            let after = try await app.waitFor("rows 423")
+            let rows = listRows(after)
+            for n in 1...3 {
+                #expect(rows.prefix(4).contains { $0.contains("Local server story \(n)") }, "story \(n) at the top:\n\(after)")
+            }
+            #expect(after.contains(DayFormat.dayTitle(DayFormat.dayName(Date()))))
+            // The message names what was imported, and the new rows are marked as inserted.
+            try await app.waitFor("Imported \(url): 3 items, 3 new")
+            #expect(rows.filter { $0.dropFirst().hasPrefix("+") }.count == 3, "\(rows.prefix(5))")
+
+            // Again: one conditional request, "304 Not Modified", nothing written.
+            try app.press("r")
+            let unchanged = try await app.waitFor("not modified since the last import")
+            #expect(StatusLine(unchanged)?.rows == 423)
+            #expect(server.requests.map(\.status) == [200, 304])
+            #expect(server.requests.last?.header("If-None-Match") == #""v1""#)
+
+            // A failing server leaves the list as it was and says why.
+            server.update("/feed.xml") { $0.status = 503 }
+            try app.press("r")
+            let failed = try await app.waitFor("Import failed")
+            #expect(failed.contains("503 Service Unavailable"))
+            #expect(StatusLine(failed)?.rows == 423)
+            try app.press("q")
+        }
+    }
+
     @Test func enterOpensTheDetailAndDDeletes() async throws {
         let directory = try App.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

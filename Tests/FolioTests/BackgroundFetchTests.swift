@@ -246,7 +246,8 @@ struct BackgroundFetchTests {
                 + " (rows read at cancel: \(rowsReadAtCancel) of \(MillionRows.count))")
         #expect(throws: CancellationError.self) { try result.get() }
         #expect(rowsReadAtCancel < MillionRows.count)
-        #expect(latency < .seconds(2))
+        // No time limit here (a shared machine; folio-bench measures the latency): a fetch
+        // that ignored the cancellation would have read every row and returned a value.
         #expect(fetch.isCancelled)
         #expect(fetch.progress.isCancelled)
         #expect(fetch.progress.completedUnitCount < MillionRows.count)
@@ -273,7 +274,6 @@ struct BackgroundFetchTests {
         let store = try MillionRows.store()
         let query = try RecordRequest<Article>(sortBy: [SortDescriptor(\.title)]).compile()
         let diagnostics = store.diagnostics
-        let start = ContinuousClock.now
         let result = await Task {
             try await store.read { db in
                 Store.interruptWhenCancelled(db)
@@ -285,8 +285,8 @@ struct BackgroundFetchTests {
                 return ids.count
             }
         }.result
+        // Without the handler the scan would return its million identifiers.
         #expect(throws: CancellationError.self) { try result.get() }
-        #expect(ContinuousClock.now - start < .seconds(2))
     }
 
     @Test func cancellingBeforeItStartsOrAfterItEnds() async throws {
@@ -353,20 +353,27 @@ struct BackgroundFetchTests {
         request.batchSize = 50
         var count = 0
         var fraction = 0.0
+        var intermediateSteps = 0
         let start = ContinuousClock.now
         let busy = await MainActorTicker.measure { _ in
             let fetch = store.fetchInBackground(request)
-            for await step in fetch.progressUpdates { fraction = step.fractionCompleted }  // as a progress bar would
+            for await step in fetch.progressUpdates {  // as a progress bar would
+                fraction = step.fractionCompleted
+                if fraction > 0 && fraction < 1 { intermediateSteps += 1 }
+            }
             count = (try? await fetch.value.count) ?? -1
         }
         let elapsed = ContinuousClock.now - start
         print(
             "BACKGROUND FETCH main actor, batched 1M rows sorted by title in \(milliseconds(elapsed)) ms:"
                 + " \(busy.summary) (idle baseline: \(idle.summary))")
+        // No timing threshold here (the machine is shared; folio-bench measures stalls against
+        // a baseline): the main actor must have run its timer and followed the fetch step by
+        // step while it read, which a fetch that blocked it could not allow.
         #expect(count == MillionRows.count)
         #expect(fraction == 1.0)
         #expect(busy.ticks > 0)
-        #expect(busy.maxGap < .seconds(1))
+        #expect(intermediateSteps > 1)
     }
 
     /// The whole million records loaded in the background (about 4 s and 400 MB): run with

@@ -15,6 +15,8 @@ final class StallMonitor {
     private(set) var ticks = 0
     /// Wake-ups that came more than 16 ms late.
     private(set) var stalls = 0
+    /// Wake-ups on another thread than the previous one (their gap's CPU time is unknown).
+    private(set) var threadChanges = 0
     private var task: Task<Void, Never>?
 
     func start() {
@@ -23,17 +25,24 @@ final class StallMonitor {
         longestBusy = 0
         ticks = 0
         stalls = 0
+        threadChanges = 0
         task = Task { @MainActor [weak self] in
             var last = now()
             var lastBusy = threadCPUNow()
+            var lastThread = pthread_self()
             while !Task.isCancelled {
                 try? await Task.sleep(nanoseconds: 1_000_000)
-                let t = now(), busy = threadCPUNow()
+                let t = now(), busy = threadCPUNow(), thread = pthread_self()
                 guard let self else { return }
-                // Thread CPU time of whichever thread runs this job: if the job resumed on
-                // another thread than the last one, the difference means nothing (and must
-                // not underflow).
-                let ran = busy >= lastBusy ? busy - lastBusy : 0
+                // Thread CPU time of whichever thread runs this job. On Linux, once the
+                // top-level code has awaited, main-actor jobs run on a dispatch worker thread,
+                // not the process's main thread (checked), and nothing keeps it the same one:
+                // across a change the difference is between two threads' clocks and means
+                // nothing (a full run once read 24 s). It counts only on the same thread, and
+                // never more than the gap.
+                let sameThread = pthread_equal(thread, lastThread) != 0
+                if !sameThread { self.threadChanges += 1 }
+                let ran = sameThread && busy >= lastBusy ? Swift.min(busy - lastBusy, t - last) : 0
                 if t - last > self.longestGap {
                     self.longestGap = t - last
                     self.longestGapBusy = ran
@@ -43,6 +52,7 @@ final class StallMonitor {
                 if t - last > 17_000_000 { self.stalls += 1 }
                 last = t
                 lastBusy = busy
+                lastThread = thread
             }
         }
     }
@@ -78,6 +88,7 @@ extension Bench {
         let fullStall = await monitor.stop()
         let (fullStalls, fullTicks, fullBusy) = (monitor.stalls, monitor.ticks, Double(monitor.longestGapBusy) / 1e6)
         let fullLongestBusy = Double(monitor.longestBusy) / 1e6
+        let fullThreadChanges = monitor.threadChanges
         precondition(results.count == liveIDs.count + insertedNotTracked, "background fetch read \(results.count) records")
         _ = consume results
 
@@ -102,6 +113,7 @@ extension Bench {
         }
         let cancelStall = await monitor.stop()
         let cancelBusy = Double(monitor.longestGapBusy) / 1e6
+        let threadChanges = fullThreadChanges + monitor.threadChanges
         let busiest = Swift.max(fullLongestBusy, Double(monitor.longestBusy) / 1e6)
         let stall = Swift.max(fullStall, cancelStall)
         let stallBusy = fullStall >= cancelStall ? fullBusy : cancelBusy
@@ -118,20 +130,26 @@ extension Bench {
         report.results.append(
             ResultRow(
                 id: "backgroundFetch.cancel", what: "cancel a background fetch of every record → value throws", samples: cancel,
-                target: "≤ 50 ms", check: { $0.median <= 50 && cancelledCleanly == attempts },
+                target: Targets.cancel, clause: 0,
+                check: { $0.median <= Targets.cancelMilliseconds && cancelledCleanly == attempts },
                 detail:
                     "\(cancelledCleanly) of \(attempts) fetches ended with CancellationError, each cancelled after at least 4,096 rows had been read"
             ))
         var stallRow = ResultRow(
             id: "backgroundFetch.stall", what: "longest main-actor stall during background fetches",
-            target: "≤ 16 ms", met: stall <= 16, metOnCPU: busiest <= 16,
-            detail: String(
-                format:
-                    "a 1 ms timer on the main actor during a full background fetch (%.0f ms, %d progress steps followed on the main actor; "
-                    + "%d of %d wake-ups more than 16 ms late) and the cancelled ones; during the longest stall the main thread itself ran %.1f ms "
-                    + "(the rest it waited for a core), and the main thread never ran more than %.1f ms within one gap (the CPU column); the same timer with nothing running for as long: "
-                    + "longest %.1f ms, %d of %d wake-ups more than 16 ms late (the machine's own noise)",
-                Double(fullLap.wall) / 1e6, steps, fullStalls, fullTicks, stallBusy, busiest, idleStall, idleStalls, idleTicks))
+            target: Targets.cancel, clause: 1)
+        stallRow.met = stall <= Targets.stallMilliseconds
+        stallRow.metOnCPU = busiest <= Targets.stallMilliseconds
+        stallRow.detail = String(
+            format:
+                "a 1 ms timer on the main actor during a full background fetch (%.0f ms, %d progress steps followed on the main actor; "
+                + "%d of %d wake-ups more than 16 ms late) and the cancelled ones; during the longest stall the main thread itself ran %.1f ms "
+                + "(the rest it waited for a core), and the main thread never ran more than %.1f ms within one gap (the CPU column); the same timer with nothing running for as long: "
+                + "longest %.1f ms, %d of %d wake-ups more than 16 ms late (the machine's own noise)",
+            Double(fullLap.wall) / 1e6, steps, fullStalls, fullTicks, stallBusy, busiest, idleStall, idleStalls, idleTicks)
+        stallRow.detail! +=
+            "; \(threadChanges) wake-ups were on another thread than the one before (main-actor jobs run on dispatch worker "
+            + "threads here): their gaps count no CPU time"
         stallRow.median = stall
         stallRow.cpuMedian = busiest
         report.results.append(stallRow)

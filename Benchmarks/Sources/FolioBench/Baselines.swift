@@ -59,6 +59,41 @@ struct Baselines {
         }
     }
 
+    /// SQLite's own `… ORDER BY … LIMIT n` query, with `filter` if given: the first screen
+    /// of rows with nothing else done (columns read with the C API).
+    func first(where filter: String?, limit: Int) throws -> [ArticleRow] {
+        try queue.read { db in
+            let statement = try db.cachedStatement(sql: BaselineSQL.first(where: filter, limit: limit))
+            let s = statement.sqliteStatement
+            defer { sqlite3_reset(s) }
+            var rows: [ArticleRow] = []
+            rows.reserveCapacity(limit)
+            while true {
+                let code = sqlite3_step(s)
+                if code == SQLITE_DONE { break }
+                guard code == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: code)) }
+                rows.append(ArticleRow(statement: s))
+            }
+            return rows
+        }
+    }
+
+    /// SQLite's plan for `sql`, one step a line, joined with "; ".
+    func queryPlan(_ sql: String) throws -> String {
+        try queue.read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String? ?? "" }
+                .joined(separator: "; ")
+        }
+    }
+
+    /// A one-row update that moves the row, committed by this connection (which the store
+    /// does not own: for Folio it is another process's commit).
+    func updatePublished(id: Int64, to date: Date) throws {
+        try queue.write { db in
+            try db.execute(sql: BaselineSQL.updatePublished, arguments: [date.timeIntervalSince1970, id])
+        }
+    }
+
     /// `naive`: every record, in sort order.
     func fetchAll() throws -> [ArticleRow] {
         try queue.read { db in try ArticleRow.fetchAll(db, sql: BaselineSQL.records) }

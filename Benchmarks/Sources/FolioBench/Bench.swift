@@ -45,17 +45,21 @@ final class Bench {
         if options.rows != 1_000_000 {
             report.notes.append(
                 "The design's targets are set for 1,000,000 rows; at \(Report.count(options.rows)) the verdicts are indicative only "
-                    + "(the naive baseline, for one, costs less with fewer rows, so the ≥ 1000 × ratio is out of reach by construction)."
+                    + "(absolute times shrink with the row count, and ratios against baselines that scan every row change too)."
             )
         }
+        report.notes.append(
+            "The target column is the design's table of performance targets, word for word (a clause of it where a row checks only "
+                + "that clause); folio-bench keeps one copy of it, in Targets.swift.")
         report.notes.append(
             "Times are wall-clock medians. The machine is shared (see the load average above), so the CPU time of the process is shown too: "
                 + "it leaves out the time spent waiting for a core. Where the two verdicts differ, the table shows both (wall; CPU)."
         )
     }
 
-    func request(batchSize: Int) -> RecordRequest<Article> {
-        var request = RecordRequest<Article>(sortBy: [SortDescriptor(\Article.published, order: .reverse)])
+    func request(batchSize: Int, predicate: Predicate<Article>? = nil) -> RecordRequest<Article> {
+        var request = RecordRequest<Article>(
+            predicate: predicate, sortBy: [SortDescriptor(\Article.published, order: .reverse)])
         request.batchSize = batchSize
         return request
     }
@@ -82,12 +86,20 @@ final class Bench {
         if options.wants("fetches") { try fetches() }
         if options.wants("memory") { try fetchMemory() }
         if options.wants("firstBatch") { try firstBatch() }
+        if options.wants("firstScreen") { try firstScreen() }
         if options.wants("randomAccess") { try randomAccess() }
         if options.wants("scroll") { try scrollAndFetchAll() }
         if options.wants("naiveChange") { try naiveChange() }
         if options.wants("changes") { try await changes() }
+        if options.wants("liveControllers") { try await liveControllers() }
+        if options.wants("externalCommit") { try await externalCommit() }
         if options.wants("reopen") { try await reopenWithCache() }
         if options.wants("backgroundFetch") { try await backgroundFetch() }
+        let unmeasured = Targets.all.filter { target in !report.results.contains { $0.designRow == target.what } }
+        if !unmeasured.isEmpty {
+            report.notes.append(
+                "Targets of the design not measured in this run: \(unmeasured.map { "\"\($0.what)\"" }.joined(separator: ", ")).")
+        }
         report.totalSeconds = Double(now() - processStart) / 1e9
     }
 
@@ -168,20 +180,21 @@ final class Bench {
         report.results.append(
             ResultRow(
                 id: "performFetch", what: "performFetch, no sections", samples: plain,
-                baseline: ("limit", limit), target: "≤ 1.5 × limit; ≤ 24 B/row", check: { $0.ratio! <= 1.5 }))
+                baseline: ("limit", limit), target: Targets.performFetch,
+                check: { $0.ratio! <= Targets.performFetchRatio }))
         let noRecords = recordsLoaded == 0 && batchesLoaded == 0
         report.results.append(
             ResultRow(
                 id: "performFetch.sections", what: "performFetch, \(Report.count(sections)) sections (by day)",
                 samples: sectioned,
-                baseline: ("limit", limit), target: "≤ 2.5 × limit; zero records loaded",
-                check: { $0.ratio! <= 2.5 && noRecords },
+                baseline: ("limit", limit), target: Targets.sections,
+                check: { $0.ratio! <= Targets.sectionsRatio && noRecords },
                 detail: "\(recordsLoaded) records and \(batchesLoaded) batches loaded over \(sectioned.count) fetches"))
         report.results.append(
             ResultRow(
                 id: "snapshot", what: "identifier snapshot (controller.snapshot, \(Report.count(sections)) sections)",
                 samples: snapshot,
-                target: "≤ 20 ms; zero batches loaded", check: { $0.median <= 20 && snapshotLoads == 0 },
+                target: Targets.snapshot, check: { $0.median <= Targets.snapshotMilliseconds && snapshotLoads == 0 },
                 detail: "taken right after performFetch (no section list cached yet); \(snapshotLoads) batches or records loaded")
         )
     }
@@ -204,7 +217,7 @@ final class Bench {
         }
         report.update("limit") { $0.memory = perRow(limitMemory, rows: rows) }
         let plain = perRow(plainMemory, rows: rows)
-        let fits = (plain.residentBytesPerRow ?? .infinity) <= 24
+        let fits = (plain.residentBytesPerRow ?? .infinity) <= Targets.performFetchBytesPerRow
         report.update("performFetch") { row in
             row.memory = plain
             row.met = row.met.map { $0 && fits }
@@ -244,7 +257,8 @@ final class Bench {
         report.results.append(
             ResultRow(
                 id: "firstBatch", what: "first batch of 50 after performFetch (object(at: [0, 0]))", samples: folio,
-                baseline: ("limit.batch.first", limit), target: "≤ 3 ms", check: { $0.median <= 3 },
+                baseline: ("limit.batch.first", limit), target: Targets.firstBatch,
+                check: { $0.median <= Targets.firstBatchMilliseconds },
                 detail: "\(batches) batches loaded for \(folio.count) first accesses"))
     }
 
@@ -309,14 +323,14 @@ final class Bench {
             batches = counters().batchesLoaded - before.batchesLoaded
         }
         addBaseline("naive", "GRDB fetchAll of every record (FetchableRecord, init(row:))", naive, memory: naiveMemory)
-        let bounded = scrollPeak < 64 * 1_048_576
+        let bounded = scrollPeak < Targets.scrollPeakBytes
         report.results.append(
             ResultRow(
                 id: "scroll", what: "full sequential scroll, batch 100 (performFetch + iterate fetchedObjects)", samples: scroll,
                 baseline: ("naive", naive), memory: MemoryFigures(peakDelta: scrollPeak),
-                target: "≤ 1.5 × naive; memory bounded", check: { $0.ratio! <= 1.5 && bounded },
+                target: Targets.scroll, check: { $0.ratio! <= Targets.scrollRatio && bounded },
                 detail:
-                    "\(Report.count(seen)) records read in \(Report.count(batches)) batches; peak resident growth \(Report.bytes(scrollPeak)) (at most 8 batches are kept)"
+                    "\(Report.count(seen)) records read in \(Report.count(batches)) batches; peak resident growth \(Report.bytes(scrollPeak)) (at most 8 batches are kept; \"memory bounded\" is checked as a peak under \(Report.bytes(Targets.scrollPeakBytes)))"
             ))
     }
 }

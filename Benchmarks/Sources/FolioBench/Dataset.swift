@@ -73,6 +73,11 @@ enum BaselineSQL {
     static func batch(count: Int) -> String {
         "SELECT \(columns) FROM article WHERE id IN (\(Array(repeating: "?", count: count).joined(separator: ",")))"
     }
+    /// SQLite's own query for the first `limit` rows, with `filter` (an SQL condition) if given.
+    static func first(where filter: String?, limit: Int) -> String {
+        "SELECT \(columns) FROM article \(filter.map { "WHERE \($0) " } ?? "")\(order) LIMIT \(limit)"
+    }
+    static let updatePublished = "UPDATE article SET published = ? WHERE id = ?"
     static let insert = "INSERT INTO article (title, url, published, score, category, isRead) VALUES (?, ?, ?, ?, ?, ?)"
 }
 

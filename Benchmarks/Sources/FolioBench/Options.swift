@@ -14,23 +14,32 @@ struct Options {
     var days = 1_000
     /// Only these measurements (for profiling); empty for all.
     var only: Set<String> = []
+    /// A copy of DESIGN.md whose "Performance targets" table to compare with ``Targets/all``.
+    var checkTargetsPath: String?
 
     static let measurements = [
-        "fetches", "memory", "firstBatch", "randomAccess", "scroll", "changes", "naiveChange", "reopen", "backgroundFetch",
+        "fetches", "memory", "firstBatch", "firstScreen", "randomAccess", "scroll", "changes", "liveControllers",
+        "externalCommit",
+        "naiveChange", "reopen", "backgroundFetch",
     ]
 
     func wants(_ measurement: String) -> Bool { only.isEmpty || only.contains(measurement) }
 
     static let usage = """
         usage: folio-bench [--quick] [--rows N] [--repetitions N] [--changes N] [--json PATH] [--markdown PATH]
+               folio-bench --check-targets PATH/TO/DESIGN.md
 
           --quick          100,000 rows and fewer repetitions (a couple of minutes at most)
-          --rows N         rows in the generated table (default 1,000,000)
+          --rows N         rows in the generated table (default 1,000,000); the design's first-screen
+                           target is also set for 10,000,000 rows: --rows 10000000 --only firstScreen
           --repetitions N  repetitions of the big measurements (default 5; quick 5)
           --changes N      one-row changes of each kind (default 200; quick 200)
           --json PATH      also write the results as JSON
           --markdown PATH  also write the Markdown table (with the machine) to PATH
           --only A,B       only these measurements (for profiling): \(measurements.joined(separator: ", "))
+          --check-targets PATH
+                           compare the targets folio-bench checks with the "Performance targets" table
+                           of the design (DESIGN.md at PATH) and exit: 0 when identical, 1 otherwise
         """
 
     static func parse(_ arguments: [String]) -> Options {
@@ -56,6 +65,7 @@ struct Options {
             case "--days": options.days = number("--days")
             case "--json": options.jsonPath = value("--json")
             case "--markdown": options.markdownPath = value("--markdown")
+            case "--check-targets": options.checkTargetsPath = value("--check-targets")
             case "--only":
                 options.only = Set(value("--only").split(separator: ",").map(String.init))
                 if let unknown = options.only.first(where: { !measurements.contains($0) }) {

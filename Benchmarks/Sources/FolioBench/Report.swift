@@ -38,7 +38,11 @@ struct ResultRow: Codable, Sendable {
     var cpuRatio: Double?
     var cpuSpeedup: Double?
     var memory: MemoryFigures?
+    /// The design's target this row checks (a clause of it where the row checks only that),
+    /// verbatim from ``Targets``.
     var target: String?
+    /// The "what" cell of the design's target row this row checks.
+    var designRow: String?
     /// Whether the design's target is met in wall-clock time; `nil` where there is none or
     /// nothing was measured.
     var met: Bool?
@@ -177,6 +181,17 @@ struct Report: Codable, Sendable {
     }
 }
 
+extension ResultRow {
+    /// A row with no samples yet, showing `target` (or one clause of it).
+    init(id: String, what: String, target: Target?, clause: Int? = nil) {
+        self.init(id: id, what: what)
+        if let target {
+            self.target = clause.map { target.clause($0) } ?? target.text
+            designRow = target.what
+        }
+    }
+}
+
 /// What a target is checked against: the wall-clock figures or the CPU ones.
 struct Figures {
     var median: Double
@@ -193,13 +208,12 @@ extension ResultRow {
     init(
         id: String, what: String, samples: Samples, withP99: Bool = false,
         baseline: (id: String, samples: Samples)? = nil, asSpeedup: Bool = false,
-        memory: MemoryFigures? = nil, target: String? = nil, check: ((Figures) -> Bool)? = nil,
+        memory: MemoryFigures? = nil, target: Target? = nil, clause: Int? = nil, check: ((Figures) -> Bool)? = nil,
         detail: String? = nil
     ) {
-        self.init(id: id, what: what)
+        self.init(id: id, what: what, target: target, clause: clause)
         self.samples = samples.count
         self.memory = memory
-        self.target = target
         self.detail = detail
         median = samples.median
         cpuMedian = samples.cpuMedian

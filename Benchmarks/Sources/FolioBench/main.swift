@@ -3,6 +3,19 @@ import Foundation
 // folio-bench: Folio against its baselines, in one run. See Options.usage.
 _ = processStart  // globals are lazy: start the clock now
 let options = Options.parse(CommandLine.arguments)
+if let path = options.checkTargetsPath {
+    guard let design = try? String(contentsOfFile: path, encoding: .utf8) else {
+        FileHandle.standardError.write(Data("folio-bench: cannot read \(path)\n".utf8))
+        exit(2)
+    }
+    let differences = Targets.differences(fromDesign: design)
+    for difference in differences { print(difference) }
+    print(
+        differences.isEmpty
+            ? "the \(Targets.all.count) targets are identical to \(path)'s"
+            : "\(differences.count) differences: update Targets.swift (or the design) so both say the same")
+    exit(differences.isEmpty ? 0 : 1)
+}
 let machine = Machine.describe()
 print("# folio-bench (\(options.quick ? "quick" : "full"), \(Report.count(options.rows)) rows)\n")
 print(machine.markdown)

@@ -41,12 +41,22 @@ final class Browser {
 
     enum Highlight { case inserted, updated }
 
+    /// What `r` imports.
+    enum RefreshSource: Sendable {
+        /// Five pages of simulated live news.
+        case liveNews
+        /// A feed file.
+        case file(String)
+        /// A feed over HTTP(S); `conditional`: send the validators of the last import.
+        case server(ServerFeedFetcher, conditional: Bool)
+    }
+
     let store: Store
     let source: FeedListSource
     let terminal: Terminal
     let title: String
-    /// A feed file `r` imports; `nil` imports pages of simulated live news.
-    let refreshFile: String?
+    /// What `r` imports.
+    let refresh: RefreshSource
 
     private(set) var model = RowModel()
     /// The first display line on screen (drawn under the sticky header).
@@ -73,12 +83,12 @@ final class Browser {
     /// How long an inserted or updated row stays highlighted.
     static let highlightDuration: TimeInterval = 2.5
 
-    init(store: Store, source: FeedListSource, terminal: Terminal, title: String, refreshFile: String?) {
+    init(store: Store, source: FeedListSource, terminal: Terminal, title: String, refresh: RefreshSource) {
         self.store = store
         self.source = source
         self.terminal = terminal
         self.title = title
-        self.refreshFile = refreshFile
+        self.refresh = refresh
         self.size = terminal.size
         (events, post) = AsyncStream.makeStream(of: Event.self)
     }
@@ -363,21 +373,27 @@ final class Browser {
         }
     }
 
-    /// Imports in the background while the list stays live: the refresh file, or five
-    /// pages of simulated live news a little apart (each page is one transaction).
+    /// Imports in the background while the list stays live: the feed at the `--url`
+    /// address, the refresh file, or five pages of simulated live news a little apart
+    /// (each page is one transaction).
     func startImport() {
         guard importTask == nil else {
             show("An import is already running")
             return
         }
-        let store = self.store, post = self.post, file = refreshFile
-        show(
-            file.map { "Importing \(($0 as NSString).lastPathComponent) in the background…" }
-                ?? "Fetching live news in the background…")
+        let store = self.store, post = self.post, refresh = self.refresh
+        switch refresh {
+        case .liveNews: show("Fetching live news in the background…")
+        case .file(let file): show("Importing \((file as NSString).lastPathComponent) in the background…")
+        case .server(let fetcher, _): show("Fetching \(fetcher.name) in the background…")
+        }
         importTask = Task.detached {
             let importer = FeedImporter(store: store)
             do {
-                if let file {
+                if case .server(let fetcher, let conditional) = refresh {
+                    let report = try await importer.importFeed(from: fetcher, conditional: conditional)
+                    post.yield(.message(report.notModified ? "\(report)" : "Imported \(report)"))
+                } else if case .file(let file) = refresh {
                     let report = try await importer.importFeed(from: FileFeedFetcher(path: file))
                     post.yield(.message("Imported \(report)"))
                 } else {

@@ -11,7 +11,9 @@ struct BrowseCommand: AsyncParsableCommand {
         discussion: """
             Keys: ↑/↓ or j/k move, PgUp/PgDn page, g/G top/bottom, / filter, a digit jumps to \
             a day (type a date prefix, Enter), s toggles the sort, Enter opens an item, d deletes \
-            it, r imports in the background (new items appear live), q quits.
+            it, r imports in the background (new items appear live), q quits. r imports the \
+            --url feed (a conditional GET each time: an unchanged feed writes nothing), else the \
+            --refresh-from file, else pages of simulated live news.
             """)
 
     @OptionGroup var options: StoreOptions
@@ -27,6 +29,14 @@ struct BrowseCommand: AsyncParsableCommand {
         help: ArgumentHelp("The feed file `r` imports; simulated live news by default.", valueName: "file"))
     var refreshFile: String?
 
+    @Option(
+        name: .customLong("url"),
+        help: ArgumentHelp(
+            "The feed address `r` fetches and imports (JSON Feed, RSS or Atom over http or https).", valueName: "url"))
+    var refreshURL: String?
+
+    @OptionGroup var http: HTTPOptions
+
     @Flag(help: "Print the plain report even on a terminal.")
     var plain = false
 
@@ -36,6 +46,19 @@ struct BrowseCommand: AsyncParsableCommand {
     func validate() throws {
         if let generateCount, generateCount < 0 { throw ValidationError("--generate must not be negative.") }
         guard limit >= 0 else { throw ValidationError("--limit must not be negative.") }
+        if refreshURL != nil, refreshFile != nil { throw ValidationError("Give --url or --refresh-from, not both.") }
+        if let refreshURL, ServerFeedFetcher.address(refreshURL) == nil {
+            throw ValidationError("--url must be an http or https address with a host: \(refreshURL)")
+        }
+    }
+
+    /// What `r` imports.
+    var refreshSource: Browser.RefreshSource {
+        if let refreshURL, let url = ServerFeedFetcher.address(refreshURL) {
+            return .server(ServerFeedFetcher(url: url, timeout: http.timeout), conditional: !http.force)
+        }
+        if let refreshFile { return .file(refreshFile) }
+        return .liveNews
     }
 
     @MainActor
@@ -60,7 +83,7 @@ struct BrowseCommand: AsyncParsableCommand {
         if interactive {
             let source = FeedListSource(request, store: store, tracking: true, cacheName: "feedloader-list")
             let browser = Browser(
-                store: store, source: source, terminal: Terminal(), title: options.databasePath, refreshFile: refreshFile)
+                store: store, source: source, terminal: Terminal(), title: options.databasePath, refresh: refreshSource)
             try await browser.run()
         } else {
             let source = FeedListSource(request, store: store, tracking: false)

@@ -1,18 +1,83 @@
 import Foundation
 
-/// Where a feed comes from: a file now, a server later (seeds/003's `FeedFetcher`).
+/// Where a feed comes from: a file, a server (seeds/003's `FeedFetcher` and its
+/// planned `ServerFeedFetcher`), or simulated live news.
 ///
-/// A fetcher only fetches bytes; ``FeedParser`` reads them and ``FeedImporter``
-/// stores them, so a `ServerFeedFetcher` can replace ``FileFeedFetcher`` without
-/// anything else changing.
+/// A fetcher only fetches bytes; ``FeedParser`` reads them (detecting the format from
+/// the content type and the content) and ``FeedImporter`` stores them, so one fetcher
+/// replaces another without anything else changing.
 protocol FeedFetcher: Sendable {
     /// What the feed is called in messages: a path or an address.
     var name: String { get }
-    /// The feed document (JSON).
-    func fetchFeed() async throws -> Data
+    /// The key under which ``FeedImporter`` keeps the validators of the last fetch
+    /// (``FeedEndpoint/address``), or `nil` for a fetcher that makes no conditional requests.
+    var validatorKey: String? { get }
+    /// Fetches the feed document.
+    /// - Parameter validators: what the last successful fetch of this feed answered; a
+    ///   fetcher that makes conditional requests sends them, and returns
+    ///   ``FetchResult/notModified`` when the feed has not changed since.
+    func fetchFeed(validators: FeedValidators?) async throws -> FetchResult
 }
 
-/// Reads a feed from a JSON file.
+extension FeedFetcher {
+    var validatorKey: String? { nil }
+}
+
+/// The HTTP validators of a response: what a later request sends back to be told
+/// "304 Not Modified" instead of the whole feed again.
+struct FeedValidators: Sendable, Equatable {
+    /// The `ETag` header, sent back as `If-None-Match`.
+    var entityTag: String?
+    /// The `Last-Modified` header, sent back as `If-Modified-Since`.
+    var lastModified: String?
+
+    init(entityTag: String? = nil, lastModified: String? = nil) {
+        self.entityTag = entityTag
+        self.lastModified = lastModified
+    }
+
+    /// Whether there is nothing to send back.
+    var isEmpty: Bool { entityTag == nil && lastModified == nil }
+}
+
+/// A feed document as fetched: its bytes and what is known about them.
+struct FeedDocument: Sendable, Equatable {
+    /// The body.
+    var data: Data
+    /// The media type, lowercased and without parameters (`application/rss+xml`), or
+    /// `nil` when nothing says (a file of unknown extension, a server that sends none).
+    var contentType: String?
+    /// Where the document was found in the end, after redirects: relative links in it
+    /// resolve against this.
+    var url: URL?
+    /// The response's validators (none for a file).
+    var validators = FeedValidators()
+
+    init(data: Data, contentType: String?, url: URL? = nil, validators: FeedValidators = FeedValidators()) {
+        self.data = data
+        self.contentType = contentType.flatMap(Self.mediaType)
+        self.url = url
+        self.validators = validators
+    }
+
+    /// `Application/RSS+XML; charset=utf-8` → `application/rss+xml`; `nil` when empty.
+    static func mediaType(_ header: String) -> String? {
+        let type = header.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
+        let trimmed = type.trimmingCharacters(in: .whitespaces).lowercased()
+        return trimmed.isEmpty ? nil : trimmed
+    }
+}
+
+/// What a fetch brought back.
+enum FetchResult: Sendable, Equatable {
+    /// The feed document.
+    case document(FeedDocument)
+    /// The feed has not changed since the fetch whose validators were sent (HTTP 304).
+    case notModified
+}
+
+/// Reads a feed from a file: JSON, JSON Feed, RSS or Atom (the extension is a hint;
+/// the content decides).
 struct FileFeedFetcher: FeedFetcher {
     let url: URL
 
@@ -31,11 +96,23 @@ struct FileFeedFetcher: FeedFetcher {
 
     var name: String { url.path }
 
-    func fetchFeed() async throws -> Data {
+    func fetchFeed(validators: FeedValidators?) async throws -> FetchResult {
         do {
-            return try Data(contentsOf: url)
+            let data = try Data(contentsOf: url)
+            return .document(FeedDocument(data: data, contentType: Self.contentType(of: url), url: url))
         } catch {
             throw FeedLoaderError.unreadable(name, reason: Self.reason(error))
+        }
+    }
+
+    /// The media type a file's extension suggests, `nil` when it suggests none.
+    static func contentType(of url: URL) -> String? {
+        switch url.pathExtension.lowercased() {
+        case "json": "application/json"
+        case "rss": "application/rss+xml"
+        case "atom": "application/atom+xml"
+        case "xml": "application/xml"
+        default: nil
         }
     }
 
@@ -74,7 +151,7 @@ struct LiveNewsFetcher: FeedFetcher {
 
     var name: String { "live news, page \(page + 1)" }
 
-    func fetchFeed() async throws -> Data {
+    func fetchFeed(validators: FeedValidators?) async throws -> FetchResult {
         let generator = FeedGenerator(seed: run, newest: start, spacing: 0, runToken: "live\(String(run, radix: 36))-")
         func item(_ k: Int) -> FeedItem {
             var item = generator.item(k)
@@ -88,6 +165,6 @@ struct LiveNewsFetcher: FeedFetcher {
             revised.summary += " This story has been updated."
             items.append(revised)
         }
-        return try FeedParser.encode(items)
+        return .document(FeedDocument(data: try FeedParser.encode(items), contentType: "application/json"))
     }
 }

@@ -17,16 +17,25 @@ struct ImportReport: Sendable, Equatable, CustomStringConvertible {
     var repeated = 0
     /// Items skipped because they are malformed.
     var problems: [ItemProblem] = []
+    /// The server answered "304 Not Modified": nothing was read or written.
+    var notModified = false
 
-    /// `sample-feed.json: 400 items, 12 new, 3 updated, 385 unchanged, 1 skipped`
+    /// `sample-feed.json: 400 items, 12 new, 3 updated, 385 unchanged, 1 skipped`, or
+    /// `https://example.com/feed.xml: not modified since the last import`.
     var description: String {
+        if notModified { return "\(shortSource): not modified since the last import; nothing written" }
         var parts = [
             "\(total.formatted()) item\(total == 1 ? "" : "s")", "\(inserted.formatted()) new", "\(updated.formatted()) updated",
         ]
         parts.append("\(unchanged.formatted()) unchanged")
         if repeated > 0 { parts.append("\(repeated.formatted()) repeated") }
         if !problems.isEmpty { parts.append("\(problems.count.formatted()) skipped") }
-        return "\((source as NSString).lastPathComponent): " + parts.joined(separator: ", ")
+        return "\(shortSource): " + parts.joined(separator: ", ")
+    }
+
+    /// A file's name, or an address whole.
+    var shortSource: String {
+        ServerFeedFetcher.looksLikeAddress(source) ? source : (source as NSString).lastPathComponent
     }
 }
 
@@ -40,11 +49,42 @@ struct FeedImporter: Sendable {
     let store: Store
 
     /// Fetches, parses and stores a feed.
-    /// - Throws: ``FeedLoaderError`` when the feed cannot be read or is not JSON.
-    func importFeed(from fetcher: some FeedFetcher) async throws -> ImportReport {
-        let data = try await fetcher.fetchFeed()
-        let parsed = try FeedParser.parse(data, source: fetcher.name)
-        return try await store(parsed, source: fetcher.name)
+    ///
+    /// For a fetcher with a ``FeedFetcher/validatorKey``, the validators stored by the last
+    /// import are sent; "not modified" then returns a report that says so, having written
+    /// nothing. Otherwise the items, and the new validators, are stored in one transaction
+    /// — only once the whole feed was fetched and read.
+    ///
+    /// - Parameter conditional: send the stored validators (`false` fetches the feed whole,
+    ///   as for a first import).
+    /// - Throws: ``FeedLoaderError`` when the feed cannot be fetched or read; nothing is
+    ///   written then.
+    func importFeed(from fetcher: some FeedFetcher, conditional: Bool = true) async throws -> ImportReport {
+        let key = fetcher.validatorKey
+        var sent: FeedValidators?
+        if let key, conditional {
+            let request = RecordRequest<FeedEndpoint>(predicate: #Predicate { $0.address == key }, limit: 1)
+            sent = try await store.fetch(request).first??.validators
+        }
+        switch try await fetcher.fetchFeed(validators: sent) {
+        case .notModified:
+            return ImportReport(source: fetcher.name, notModified: true)
+        case .document(let document):
+            let parsed = try FeedParser.parse(document, source: fetcher.name)
+            let now = Date()
+            return try await store.write { tx in
+                let report = try Self.store(parsed, source: fetcher.name, in: tx)
+                if let key { try Self.storeValidators(document.validators, for: key, fetched: now, in: tx) }
+                return report
+            }
+        }
+    }
+
+    /// Records the validators of a feed address (one row per address).
+    static func storeValidators(_ validators: FeedValidators, for address: String, fetched: Date, in tx: WriteTransaction) throws
+    {
+        var endpoint = FeedEndpoint(address: address, validators: validators, fetched: fetched)
+        try tx.upsert(&endpoint, onConflict: \.address)
     }
 
     /// Stores parsed items in one transaction, off the caller's thread.

@@ -42,14 +42,28 @@ struct ParsedFeed: Sendable, Equatable {
 /// object with `title` and `url` (http or https) and `published` (ISO 8601), and
 /// optionally `summary`, `source` (by default the url's host) and `imageURL`
 /// (`image_url` and `imageUrl` are read too). Unknown keys are ignored.
+///
+/// `parse(_:source:)` given a ``FeedDocument`` reads any feed FeedLoader knows: this
+/// JSON, a JSON Feed 1.1, RSS 2.0 (and 1.0) or Atom, told apart by content type and
+/// content (see `FeedParser+Formats.swift`).
 enum FeedParser {
+    /// Reads FeedLoader's own JSON: a list of items, or an object with an `items` list.
     static func parse(_ data: Data, source: String) throws -> ParsedFeed {
-        let root: Any
+        try parseItems(json(data, source: source), source: source)
+    }
+
+    /// The JSON value of `data`.
+    /// - Throws: ``FeedLoaderError/malformedJSON(source:line:column:detail:)`` naming where it breaks.
+    static func json(_ data: Data, source: String) throws -> Any {
         do {
-            root = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            return try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         } catch {
             throw malformed(data, source: source, error: error)
         }
+    }
+
+    /// Reads FeedLoader's own JSON from its parsed value.
+    static func parseItems(_ root: Any, source: String) throws -> ParsedFeed {
         let list: [Any]
         if let array = root as? [Any] {
             list = array
@@ -161,7 +175,8 @@ enum FeedParser {
 
     // MARK: Messages
 
-    private static func describe(_ value: Any) -> String {
+    /// A JSON value in words, for messages: `the number 42`, `an object`.
+    static func describe(_ value: Any) -> String {
         switch value {
         case is NSNull: "null"
         case is [Any]: "a list"

@@ -73,8 +73,12 @@ extension Feed {
     /// Oldest first.
     static let oldestFirst = [SortDescriptor(\Feed.published, order: .forward)]
 
+    /// The record types of FeedLoader's store: the items, and the addresses they were
+    /// imported from (a database made before ``FeedEndpoint`` existed gains its table).
+    static let recordTypes: [any PersistentRecord.Type] = [Feed.self, FeedEndpoint.self]
+
     /// The store FeedLoader opens.
     static func openStore(at path: String) throws -> Store {
-        try Store(path: path, records: [Feed.self])
+        try Store(path: path, records: recordTypes)
     }
 }

@@ -28,6 +28,7 @@ public struct ChangeSet: Sendable, Equatable, CustomStringConvertible {
         /// Whether the record changed too (reconfigure the cell).
         public var isUpdated: Bool
 
+        /// Creates a move from old to new coordinates.
         public init(from: IndexPath, to: IndexPath, isUpdated: Bool) {
             self.from = from
             self.to = to
@@ -60,6 +61,7 @@ public struct ChangeSet: Sendable, Equatable, CustomStringConvertible {
     /// other lists are empty.
     public var isReload = false
 
+    /// An empty change set.
     public init() {}
 
     /// A change set that asks for a full reload.
@@ -75,6 +77,7 @@ public struct ChangeSet: Sendable, Equatable, CustomStringConvertible {
             && insertedItems.isEmpty && movedItems.isEmpty && updatedItems.isEmpty
     }
 
+    /// A compact text form, such as `ChangeSet(-[0.3] +[0.0] ~[1.2>0.1*])`.
     public var description: String {
         if isReload { return "ChangeSet(reload)" }
         func paths(_ p: [IndexPath]) -> String { p.map { "\($0.section).\($0.item)" }.joined(separator: " ") }

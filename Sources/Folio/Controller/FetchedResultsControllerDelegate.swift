@@ -2,7 +2,14 @@ import Foundation
 
 /// The kind of a change reported to a delegate.
 public enum FetchedResultsChangeType: Sendable, Hashable {
-    case insert, delete, move, update
+    /// A row or section was inserted (new coordinates).
+    case insert
+    /// A row or section was deleted (old coordinates).
+    case delete
+    /// A row moved from old to new coordinates.
+    case move
+    /// A row's record changed in place (old coordinates).
+    case update
 }
 
 /// How a controller follows the store (`NSFetchedResultsController`'s three modes).
@@ -25,6 +32,7 @@ public enum TrackingMode: Sendable, Hashable {
 /// be followed. Every method has an empty default implementation.
 @MainActor
 public protocol FetchedResultsControllerDelegate<ResultType>: AnyObject {
+    /// The record type of the controller.
     associatedtype ResultType: PersistentRecord
 
     /// A commit changed the results; changes follow.
@@ -51,17 +59,23 @@ public protocol FetchedResultsControllerDelegate<ResultType>: AnyObject {
 }
 
 extension FetchedResultsControllerDelegate {
+    /// Does nothing by default.
     public func controllerWillChangeContent(_ controller: FetchedResultsController<ResultType>) {}
+    /// Does nothing by default.
     public func controller(
         _ controller: FetchedResultsController<ResultType>, didChange section: SectionInfo,
         atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType
     ) {}
+    /// Does nothing by default.
     public func controller(
         _ controller: FetchedResultsController<ResultType>, didChangeObject id: RecordID,
         at indexPath: IndexPath?, for type: FetchedResultsChangeType, newIndexPath: IndexPath?
     ) {}
+    /// Does nothing by default.
     public func controllerDidChangeContent(_ controller: FetchedResultsController<ResultType>) {}
+    /// Does nothing by default.
     public func controller(_ controller: FetchedResultsController<ResultType>, didChangeContentWith changes: ChangeSet) {}
+    /// Does nothing by default.
     public func controller(_ controller: FetchedResultsController<ResultType>, didChangeContentWith snapshot: Snapshot) {}
     public func controller(_ controller: FetchedResultsController<ResultType>, didFailWith error: FolioError) {}
 }

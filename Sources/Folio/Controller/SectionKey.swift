@@ -78,6 +78,7 @@ public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomString
         }
     }
 
+    /// The key's kind and attribute, such as `day(\Article.published, offset: 0s)`.
     public var description: String {
         switch kind {
         case .attribute: "\(keyPath)"

@@ -47,6 +47,7 @@ public struct Snapshot: Sendable, Equatable {
         ChangeSetBuilder.diff(old: old.state, new: state, changed: nil)
     }
 
+    /// Whether two snapshots have the same identifiers in the same sections with the same names.
     public static func == (lhs: Snapshot, rhs: Snapshot) -> Bool {
         lhs.state == rhs.state && lhs.sections.map(\.name) == rhs.sections.map(\.name)
     }

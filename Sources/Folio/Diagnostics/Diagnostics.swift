@@ -6,8 +6,8 @@ import Logging
 /// `-com.apple.CoreData.SQLDebug`.
 ///
 /// Switch the SQL log on without code with the environment variable `FOLIO_SQL_DEBUG=1`
-/// (statements to standard error; `2` adds bound values), or with ``logSQL(_:)`` /
-/// ``logSQL(to:)``.
+/// (statements to standard error; `2` adds bound values), or with ``logSQL(expanded:_:)`` /
+/// ``logSQL(to:expanded:)``.
 public final class Diagnostics: Sendable {
     /// Counters since the store opened or since ``resetCounters()``.
     public struct Counters: Sendable, Equatable, CustomStringConvertible {
@@ -22,6 +22,7 @@ public final class Diagnostics: Sendable {
         /// Change sets computed for controllers.
         public var changeSets = 0
 
+        /// The counters as one line of text.
         public var description: String {
             "statements \(statements), identifier scans \(identifierScans), batches \(batchesLoaded), records \(recordsMaterialized)"
         }
@@ -52,7 +53,9 @@ public final class Diagnostics: Sendable {
     public func resetCounters() { state.withLock { $0.counters = Counters() } }
 
     /// Sends each SQL statement to `sink` (nil switches the log off).
-    /// - Parameter expanded: include bound values in the text.
+    /// - Parameters:
+    ///   - expanded: include bound values in the text.
+    ///   - sink: called with each statement's text, on the thread that runs it.
     public func logSQL(expanded: Bool = false, _ sink: (@Sendable (String) -> Void)?) {
         state.withLock {
             $0.sink = sink; $0.expanded = expanded

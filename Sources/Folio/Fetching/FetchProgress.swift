@@ -40,6 +40,7 @@ public struct FetchProgress: Sendable, Hashable, CustomStringConvertible {
         return min(1, Double(completed) / Double(total))
     }
 
+    /// `completed/total`, with `finished` at the end.
     public var description: String {
         "\(completed)/\(total)" + (isFinished ? " finished" : "")
     }

@@ -3,7 +3,20 @@ import GRDB
 
 /// How an attribute is stored in SQLite.
 public enum AttributeType: String, Sendable, Hashable, Codable {
-    case integer, double, bool, string, date, data, uuid
+    /// A 64-bit integer (`Int`, `Int64`), stored as SQLite `INTEGER`.
+    case integer
+    /// A `Double`, stored as SQLite `REAL`.
+    case double
+    /// A `Bool`, stored as the `INTEGER` 0 or 1.
+    case bool
+    /// A `String`, stored as `TEXT` with every UTF-8 byte (NULs included).
+    case string
+    /// A `Date`, stored as seconds since 1970 in a `REAL`, so it sorts and compares in SQL.
+    case date
+    /// `Data`, stored as a `BLOB`.
+    case data
+    /// A `UUID`, stored as its 16 bytes in a `BLOB`.
+    case uuid
 
     /// The SQLite column type.
     var sqlType: String {
@@ -28,11 +41,12 @@ public protocol AttributeValue: Sendable {
     static var isOptional: Bool { get }
     /// The value as stored in SQLite.
     var storedValue: DatabaseValue { get }
-    /// Decodes a stored value; throws ``FolioError/decoding(entity:column:reason:)`` on a mismatch.
+    /// Decodes a stored value; throws ``FolioError/decoding(column:reason:)`` on a mismatch.
     static func decode(stored: DatabaseValue, column: String) throws -> Self
 }
 
 extension AttributeValue {
+    /// `false`: only `Optional` accepts `nil`.
     public static var isOptional: Bool { false }
 }
 
@@ -41,8 +55,11 @@ private func mismatch(_ stored: DatabaseValue, _ column: String, _ expected: Str
 }
 
 extension Int: AttributeValue {
+    /// The storage of the attribute: ``AttributeType/integer``.
     public static var attributeType: AttributeType { .integer }
+    /// The value as stored in SQLite.
     public var storedValue: DatabaseValue { Int64(self).databaseValue }
+    /// Decodes a stored value; throws ``FolioError/decoding(column:reason:)`` on a mismatch.
     public static func decode(stored: DatabaseValue, column: String) throws -> Int {
         guard case .int64(let v) = stored.storage else { throw mismatch(stored, column, "an integer") }
         return Int(v)
@@ -50,8 +67,11 @@ extension Int: AttributeValue {
 }
 
 extension Int64: AttributeValue {
+    /// The storage of the attribute: ``AttributeType/integer``.
     public static var attributeType: AttributeType { .integer }
+    /// The value as stored in SQLite.
     public var storedValue: DatabaseValue { databaseValue }
+    /// Decodes a stored value; throws ``FolioError/decoding(column:reason:)`` on a mismatch.
     public static func decode(stored: DatabaseValue, column: String) throws -> Int64 {
         guard case .int64(let v) = stored.storage else { throw mismatch(stored, column, "an integer") }
         return v
@@ -59,8 +79,11 @@ extension Int64: AttributeValue {
 }
 
 extension Double: AttributeValue {
+    /// The storage of the attribute: ``AttributeType/double``.
     public static var attributeType: AttributeType { .double }
+    /// The value as stored in SQLite.
     public var storedValue: DatabaseValue { databaseValue }
+    /// Decodes a stored value; throws ``FolioError/decoding(column:reason:)`` on a mismatch.
     public static func decode(stored: DatabaseValue, column: String) throws -> Double {
         switch stored.storage {
         case .double(let v): return v
@@ -72,8 +95,11 @@ extension Double: AttributeValue {
 }
 
 extension Bool: AttributeValue {
+    /// The storage of the attribute: ``AttributeType/bool``.
     public static var attributeType: AttributeType { .bool }
+    /// The value as stored in SQLite.
     public var storedValue: DatabaseValue { (self ? 1 : 0 as Int64).databaseValue }
+    /// Decodes a stored value; throws ``FolioError/decoding(column:reason:)`` on a mismatch.
     public static func decode(stored: DatabaseValue, column: String) throws -> Bool {
         guard case .int64(let v) = stored.storage else { throw mismatch(stored, column, "a boolean") }
         return v != 0
@@ -81,8 +107,11 @@ extension Bool: AttributeValue {
 }
 
 extension String: AttributeValue {
+    /// The storage of the attribute: ``AttributeType/string``.
     public static var attributeType: AttributeType { .string }
+    /// The value as stored in SQLite.
     public var storedValue: DatabaseValue { databaseValue }
+    /// Decodes a stored value; throws ``FolioError/decoding(column:reason:)`` on a mismatch.
     public static func decode(stored: DatabaseValue, column: String) throws -> String {
         guard case .string(let v) = stored.storage else { throw mismatch(stored, column, "text") }
         return v
@@ -90,8 +119,11 @@ extension String: AttributeValue {
 }
 
 extension Date: AttributeValue {
+    /// The storage of the attribute: ``AttributeType/date``.
     public static var attributeType: AttributeType { .date }
+    /// The value as stored in SQLite.
     public var storedValue: DatabaseValue { timeIntervalSince1970.databaseValue }
+    /// Decodes a stored value; throws ``FolioError/decoding(column:reason:)`` on a mismatch.
     public static func decode(stored: DatabaseValue, column: String) throws -> Date {
         switch stored.storage {
         case .double(let v): return Date(timeIntervalSince1970: v)
@@ -103,8 +135,11 @@ extension Date: AttributeValue {
 }
 
 extension Data: AttributeValue {
+    /// The storage of the attribute: ``AttributeType/data``.
     public static var attributeType: AttributeType { .data }
+    /// The value as stored in SQLite.
     public var storedValue: DatabaseValue { databaseValue }
+    /// Decodes a stored value; throws ``FolioError/decoding(column:reason:)`` on a mismatch.
     public static func decode(stored: DatabaseValue, column: String) throws -> Data {
         guard case .blob(let v) = stored.storage else { throw mismatch(stored, column, "a blob") }
         return v
@@ -112,10 +147,13 @@ extension Data: AttributeValue {
 }
 
 extension UUID: AttributeValue {
+    /// The storage of the attribute: ``AttributeType/uuid``.
     public static var attributeType: AttributeType { .uuid }
+    /// The value as stored in SQLite.
     public var storedValue: DatabaseValue {
         withUnsafeBytes(of: uuid) { Data($0) }.databaseValue
     }
+    /// Decodes a stored value; throws ``FolioError/decoding(column:reason:)`` on a mismatch.
     public static func decode(stored: DatabaseValue, column: String) throws -> UUID {
         guard case .blob(let v) = stored.storage, v.count == 16 else {
             throw mismatch(stored, column, "a 16-byte UUID")
@@ -127,9 +165,13 @@ extension UUID: AttributeValue {
 }
 
 extension Optional: AttributeValue where Wrapped: AttributeValue {
+    /// The storage of the wrapped type.
     public static var attributeType: AttributeType { Wrapped.attributeType }
+    /// `true`: `nil` is stored as `NULL`.
     public static var isOptional: Bool { true }
+    /// The value as stored in SQLite.
     public var storedValue: DatabaseValue { self?.storedValue ?? .null }
+    /// Decodes a stored value; throws ``FolioError/decoding(column:reason:)`` on a mismatch.
     public static func decode(stored: DatabaseValue, column: String) throws -> Wrapped? {
         if stored.isNull { return nil }
         return try Wrapped.decode(stored: stored, column: column)

@@ -91,16 +91,23 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
 
 /// A column as Folio declares it.
 public struct ColumnSchema: Sendable, Hashable, Codable {
+    /// The column name.
     public var name: String
+    /// How values are stored.
     public var type: AttributeType
+    /// Whether the column accepts `NULL`.
     public var isOptional: Bool
+    /// Whether the column has an index.
     public var isIndexed: Bool
+    /// Whether the index is unique.
     public var isUnique: Bool
 }
 
 /// A table as Folio declares it.
 public struct EntitySchema: Sendable, Hashable, Codable {
+    /// The table name.
     public var name: String
+    /// The columns, in order (the `id` column is implicit).
     public var columns: [ColumnSchema]
 
     /// The canonical text the version hash is computed from.
@@ -113,6 +120,8 @@ public struct EntitySchema: Sendable, Hashable, Codable {
         return text
     }
 
+    /// A stable hash of the schema: FNV-1a (64 bits, hexadecimal) of a canonical text of
+    /// the table name and every column's name, type, optionality and index.
     public var versionHash: String { fnv1a64Hex(canonicalText) }
 }
 

@@ -11,12 +11,16 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible,
     /// Creates an identifier from a rowid.
     public init(_ rawValue: Int64) { self.rawValue = rawValue }
 
+    /// Orders identifiers by rowid.
     public static func < (lhs: RecordID, rhs: RecordID) -> Bool { lhs.rawValue < rhs.rawValue }
+    /// `#` and the rowid, such as `#42`.
     public var description: String { "#\(rawValue)" }
 
+    /// Decodes the rowid from a single integer.
     public init(from decoder: any Decoder) throws {
         rawValue = try decoder.singleValueContainer().decode(Int64.self)
     }
+    /// Encodes the rowid as a single integer.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)

@@ -16,24 +16,49 @@ import Foundation
 public struct RecordRequest<R: PersistentRecord>: Sendable {
     /// Which records; `nil` for all. Translated to SQL; a part Folio cannot translate
     /// throws ``FolioError/unsupportedPredicate(expression:reason:)`` when the request is used.
+    ///
+    /// - Complexity: the predicate is translated once per fetch, in time linear in the
+    ///   size of its expression; SQLite then evaluates it (through an index when one serves).
     public var predicate: Predicate<R>?
     /// The order. Required by ``FetchedResultsController``; a plain fetch without one
     /// orders by rowid.
+    ///
+    /// - Complexity: a fetch costs one pass in index order when the first key is an
+    ///   indexed attribute; otherwise SQLite sorts, O(n log n).
     public var sortBy: [SortDescriptor<R>]
     /// At most this many results (`nil`: no limit). Holds after live changes.
+    ///
+    /// - Complexity: O(1) to set; the limit is applied by SQLite.
     public var limit: Int?
     /// Skip this many results first.
+    ///
+    /// - Complexity: O(1) to set; SQLite still steps over the skipped rows, O(offset).
     public var offset: Int?
     /// Records are loaded in batches of this size as they are accessed; `0` loads every
     /// record at once when fetched, as Core Data does.
+    ///
+    /// - Complexity: with a batch size, a fetch is one identifier query (O(n), eight bytes
+    ///   per result) and each batch accessed is one more query of `batchSize` records.
     public var batchSize: Int
     /// How many loaded batches ``FetchedRecords`` keeps (least recently used dropped).
+    ///
+    /// - Complexity: memory is at most `maxBatchesInMemory × batchSize` records.
     public var maxBatchesInMemory: Int
     /// An estimate of the number of results, honoured by background fetches as
     /// `NSAsynchronousFetchRequest` does; `nil` lets Folio count exactly.
+    ///
+    /// - Complexity: with an estimate, a background fetch runs no `COUNT` query.
     public var estimatedResultCount: Int?
 
     /// Creates a fetch request.
+    ///
+    /// - Parameters:
+    ///   - predicate: which records; `nil` for all.
+    ///   - sortBy: the order; ties are broken by rowid.
+    ///   - limit: at most this many results.
+    ///   - offset: skip this many results first.
+    ///   - batchSize: load records in batches of this size; `0` loads them all at once.
+    /// - Complexity: O(1); nothing is validated or translated until the request is used.
     public init(
         predicate: Predicate<R>? = nil,
         sortBy: [SortDescriptor<R>] = [],

@@ -22,23 +22,39 @@ import Foundation
 ///   Subscripting is O(1) when the item's batch is cached, and otherwise runs one query
 ///   that loads the batch (`batchSize` records).
 public struct FetchedRecords<R: PersistentRecord>: RandomAccessCollection, Sendable {
+    /// A record, or `nil` when it was deleted since the fetch.
     public typealias Element = R?
+    /// Positions are `Int`s from `0` to `count`.
     public typealias Index = Int
 
     let loader: BatchLoader<R>
 
     init(loader: BatchLoader<R>) { self.loader = loader }
 
+    /// Always `0`.
+    ///
+    /// - Complexity: O(1); loads nothing.
     public var startIndex: Int { 0 }
+
+    /// The number of results (the position after the last one).
+    ///
+    /// - Complexity: O(1); loads nothing.
     public var endIndex: Int { loader.identifiers.count }
 
     /// The record at `position`, loading its batch if needed; `nil` if it was deleted
     /// since the fetch (or the batch could not be read: see ``lastError``).
     ///
+    /// `position` must be in `0..<count`, as for an array.
+    ///
+    /// - Complexity: O(1) when the batch holding `position` is loaded; otherwise one query
+    ///   that loads that batch (`batchSize` records), dropping the least recently used
+    ///   batch beyond ``RecordRequest/maxBatchesInMemory``.
+    ///
     /// Inside one of the store's own `read` or `write` closures the store cannot read: the
     /// record is returned when its batch is already loaded, and otherwise the call stops
     /// with a precondition failure that names the misuse (a `nil` would read as "deleted").
     public subscript(position: Int) -> R? {
+        precondition(position >= 0 && position < count, "Index \(position) out of range 0..<\(count)")
         do {
             return try loader.record(at: position)
         } catch FolioError.reentrantAccess {
@@ -51,25 +67,41 @@ public struct FetchedRecords<R: PersistentRecord>: RandomAccessCollection, Senda
         }
     }
 
-    /// The record at `position`, throwing if its batch cannot be read.
+    /// The record at `position`, throwing if its batch cannot be read; `nil` if it was
+    /// deleted since the fetch.
+    ///
+    /// `position` must be in `0..<count`, as for an array.
+    ///
+    /// - Complexity: like the subscript: O(1) when its batch is loaded, otherwise one
+    ///   query that loads the batch.
     public func record(at position: Int) throws -> R? {
-        precondition(position >= 0 && position < count, "Index out of range")
+        precondition(position >= 0 && position < count, "Index \(position) out of range 0..<\(count)")
         return try loader.record(at: position)
     }
 
-    /// The identifier at `position`. Loads nothing.
+    /// The identifier at `position`.
+    ///
+    /// - Complexity: O(1); loads nothing.
     public func identifier(at position: Int) -> RecordID { RecordID(loader.identifiers[position]) }
 
-    /// Every identifier, in order. Loads nothing.
+    /// Every identifier, in order, sharing this collection's storage.
+    ///
+    /// - Complexity: O(1); loads nothing.
     public var identifiers: RecordIDs { RecordIDs(loader.identifiers) }
 
     /// The batch size (the result count when the request had none).
+    ///
+    /// - Complexity: O(1).
     public var batchSize: Int { loader.batchSize }
 
     /// How many batches are loaded now.
+    ///
+    /// - Complexity: O(1); loads nothing.
     public var loadedBatchCount: Int { loader.loadedBatchCount }
 
     /// The error of the last failed batch load by the subscript, if any.
+    ///
+    /// - Complexity: O(1).
     public var lastError: (any Error)? { loader.lastError }
 }
 
@@ -79,10 +111,17 @@ public struct RecordIDs: RandomAccessCollection, Sendable, Equatable, Hashable {
 
     init(_ list: IdentifierList) { self.list = list }
 
+    /// Always `0`.
     public var startIndex: Int { 0 }
+    /// The number of identifiers.
     public var endIndex: Int { list.count }
+    /// The identifier at `position`, which must be in `0..<count`.
+    ///
+    /// - Complexity: O(1).
     public subscript(position: Int) -> RecordID { RecordID(list[position]) }
 
+    /// Hashes the count and the first identifier (equal collections hash equally; `==`
+    /// compares every identifier).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(list.count)
         if let first = list.first { hasher.combine(first) }

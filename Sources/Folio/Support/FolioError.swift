@@ -39,6 +39,7 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An SQLite error: result code, message, the SQL and its arguments.
     case sqlite(code: Int32, message: String, sql: String?, arguments: String?)
 
+    /// A sentence that names the problem.
     public var description: String {
         switch self {
         case .schemaMismatch(let entity, let differences):

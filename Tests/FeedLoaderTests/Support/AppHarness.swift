@@ -62,6 +62,7 @@ enum App {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, errorsURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        closeInheritedDescriptors(&actions)
         // sh changes directory, then becomes the program (found on PATH).
         let argv = ["/bin/sh", "-c", #"cd "$0" && exec "$@""#, directory.path] + arguments
         var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
@@ -80,10 +81,43 @@ enum App {
         return (exitStatus, output, errors)
     }
 
+    /// Makes the child start with standard input, output and error only.
+    ///
+    /// Otherwise it inherits every descriptor of the test process — among them the
+    /// listening sockets and connections of the HTTP servers other tests are running —
+    /// and a child that outlives its test (the tmux server does) keeps a stopped server's
+    /// port accepting connections that nobody answers. glibc's
+    /// `posix_spawn_file_actions_addclosefrom_np` (2.34) is not visible to Swift, so it is
+    /// looked up; without it, every open descriptor is marked close-on-exec instead.
+    private static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+        #if canImport(Glibc)
+        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
+            let addCloseFrom = unsafeBitCast(symbol, to: AddCloseFrom.self)
+            if addCloseFrom(&actions, 3) == 0 { return }
+        }
+        #endif
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/dev/fd")) ?? []
+        for descriptor in descriptors.compactMap({ Int32($0) }) where descriptor > 2 {
+            let flags = fcntl(descriptor, F_GETFD)
+            if flags >= 0 { _ = fcntl(descriptor, F_SETFD, flags | FD_CLOEXEC) }
+        }
+    }
+
     /// Runs `feedloader` with arguments in `directory`.
     @discardableResult
     static func feedloader(_ arguments: [String], in directory: URL) throws -> (status: Int32, output: String, errors: String) {
         try run([try binary.get().path] + arguments, in: directory)
+    }
+
+    /// Runs `feedloader` and waits for it on a thread of its own, not on one of the
+    /// cooperative pool's few threads, which a test's own server needs to answer it.
+    static func feedloaderOffPool(
+        _ arguments: [String], in directory: URL
+    ) async throws -> (status: Int32, output: String, errors: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try feedloader(arguments, in: directory) }) }.start()
+        }
     }
 
     /// A new empty directory, removed by the caller.

@@ -1,0 +1,113 @@
+import Foundation
+import Folio
+
+/// A filter of the first-screen measurement, as a predicate for Folio and as SQL for SQLite's
+/// own query.
+struct ScreenFilter {
+    let id: String
+    let label: String
+    let predicate: Predicate<Article>?
+    let sql: String?
+
+    static let all = [
+        ScreenFilter(id: "unfiltered", label: "unfiltered", predicate: nil, sql: nil),
+        ScreenFilter(
+            id: "unread", label: "filtered: unread (isRead == false, 2 rows in 3)",
+            predicate: #Predicate<Article> { $0.isRead == false }, sql: "isRead = 0"),
+        ScreenFilter(
+            id: "score", label: "very selective filter: score == 7 (1 row in 1,000)",
+            predicate: #Predicate<Article> { $0.score == 7 }, sql: "score = 7"),
+    ]
+}
+
+extension Bench {
+    /// Rows on the first screen.
+    static let screenRows = 50
+
+    /// The first screen through the public API, the way a list shows it: a new controller
+    /// sectioned by day, `performFetch`, `sections`, and `object(at:)` for the first rows,
+    /// with the names of the sections they are in. Against SQLite's own `… LIMIT 50` query
+    /// with the same filter, in the same run.
+    func firstScreen() throws {
+        let screen = Self.screenRows
+        log("first screen (\(screen) rows and their section names) against SQLite's own LIMIT \(screen) query")
+        for filter in ScreenFilter.all {
+            var folio = Samples(), sqlite = Samples(), fetchOnly = Samples()
+            var batches = 0, sectionsShown = 0
+            for rep in 0...repetitions {
+                let baselineWatch = Stopwatch()
+                let expected = try baselines.first(where: filter.sql, limit: screen)
+                let baselineLap = baselineWatch.lap()
+
+                let before = counters()
+                let watch = Stopwatch()
+                let c = FetchedResultsController(
+                    request(batchSize: screen, predicate: filter.predicate), store: store, sectionBy: .day(\.published))
+                try performFetch(c)
+                let fetchLap = watch.lap()
+                let (records, names) = Self.firstScreen(of: c, rows: screen)
+                let lap = watch.lap()
+
+                guard records.map({ $0.id?.rawValue }) == expected.map(\.id),
+                    names == Self.dayNames(of: expected)
+                else {
+                    throw BenchError.wrongResults(
+                        "first screen (\(filter.id)): Folio shows \(records.count) rows in sections \(names), "
+                            + "SQLite's LIMIT query \(expected.count) rows in sections \(Self.dayNames(of: expected))")
+                }
+                guard rep > 0 else { continue }  // warm-up
+                folio.add(lap)
+                sqlite.add(baselineLap)
+                fetchOnly.add(fetchLap)
+                batches += counters().batchesLoaded - before.batchesLoaded
+                sectionsShown = names.count
+            }
+            let matching = try store.count(request(batchSize: 0, predicate: filter.predicate))
+            let sql = BaselineSQL.first(where: filter.sql, limit: screen)
+            let plan = try baselines.queryPlan(sql)
+            let baselineID = "sqlite.first.\(filter.id)"
+            let shown = sql.replacingOccurrences(of: BaselineSQL.columns, with: "…")
+            addBaseline(baselineID, "SQLite's own `\(shown)` (every column, C API)", sqlite)
+            report.results.append(
+                ResultRow(
+                    id: "firstScreen.\(filter.id)",
+                    what: "first screen, \(filter.label): new controller (by day) → \(screen) rows + their section names",
+                    samples: folio, baseline: (baselineID, sqlite), target: Targets.firstScreen,
+                    check: {
+                        $0.median <= Targets.firstScreenMilliseconds || ($0.ratio ?? .infinity) <= Targets.firstScreenRatio
+                    },
+                    detail: "\(Report.count(matching)) of \(Report.count(rows)) rows match; "
+                        + "performFetch alone \(Report.ms(fetchOnly.median)) (CPU \(Report.ms(fetchOnly.cpuMedian))), then sections "
+                        + "and object(at:) for the first \(screen) rows in \(sectionsShown) section\(sectionsShown == 1 ? "" : "s"); \(batches) batches loaded over "
+                        + "\(folio.count) screens; SQLite's plan: \(plan)"))
+        }
+    }
+
+    /// The first `rows` records of a fetched controller and the names of the sections they
+    /// are in, read as a list's data source reads them.
+    static func firstScreen(of c: FetchedResultsController<Article>, rows: Int) -> ([Article], [String]) {
+        var records: [Article] = []
+        var names: [String] = []
+        for (index, section) in c.sections.enumerated() where records.count < rows {
+            names.append(section.name)
+            for item in 0..<Swift.min(section.numberOfObjects, rows - records.count) {
+                guard let record = c.object(at: IndexPath(item: item, section: index)) else { return (records, names) }
+                records.append(record)
+            }
+        }
+        return (records, names)
+    }
+
+    /// The day sections (`YYYY-MM-DD`, UTC) of rows, in order, each once.
+    static func dayNames(of rows: [ArticleRow]) -> [String] {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withFullDate]
+        formatter.timeZone = TimeZone(secondsFromGMT: 0)
+        var names: [String] = []
+        for row in rows {
+            let name = formatter.string(from: row.published)
+            if names.last != name { names.append(name) }
+        }
+        return names
+    }
+}

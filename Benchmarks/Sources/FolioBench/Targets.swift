@@ -1,0 +1,130 @@
+import Foundation
+
+/// One row of the design's "Performance targets" table: its "what" and "target" cells, verbatim.
+struct Target: Sendable {
+    /// The "what" cell.
+    let what: String
+    /// The "target" cell.
+    let text: String
+
+    init(_ what: String, _ text: String) {
+        self.what = what
+        self.text = text
+    }
+
+    /// One of the clauses of the target (the cell split at "; "), for a row of the report
+    /// that checks only that clause.
+    func clause(_ index: Int) -> String {
+        text.components(separatedBy: "; ")[index]
+    }
+}
+
+/// The performance targets: the only place in the benchmark where they are written.
+///
+/// This table mirrors the "Performance targets" table of `/work/shared/DESIGN.md` (the
+/// project's one home for them, `../shared/DESIGN.md` from the main checkout) and MUST BE
+/// KEPT IDENTICAL to it: the same rows in the same order, the same words, the same numbers.
+/// folio-bench cannot read that file at run time (it is not in the repository), so after
+/// changing either, run `folio-bench --check-targets /work/shared/DESIGN.md`, which compares
+/// the two and fails on any difference. The thresholds each check uses sit beside the text
+/// they come from.
+enum Targets {
+    static let performFetch = Target("performFetch, no sections", "≤ 1.1 × limit; ≤ 24 bytes per row")
+    static let performFetchRatio = 1.1
+    static let performFetchBytesPerRow = 24.0
+
+    static let sections = Target("performFetch, ~1,000 sections", "≤ 1.5 × limit; zero records loaded")
+    static let sectionsRatio = 1.5
+
+    static let firstScreen = Target(
+        "first screen (first rows + their section headers), any indexed sort, filtered or not",
+        "≤ 20 ms at 1M and 10M rows (or ≤ 1.5 × SQLite's own LIMIT query for very selective filters)")
+    static let firstScreenMilliseconds = 20.0
+    static let firstScreenRatio = 1.5
+
+    static let firstBatch = Target("first batch of 50 after performFetch", "≤ 3 ms")
+    static let firstBatchMilliseconds = 3.0
+
+    static let scroll = Target("full sequential scroll, batch 100", "≤ 1.2 × naive fetchAll; memory bounded")
+    static let scrollRatio = 1.2
+    /// "Memory bounded": the peak growth of the resident set while scrolling every row stays
+    /// under this, whatever the number of rows (at most `maxBatchesInMemory` batches are kept).
+    static let scrollPeakBytes = 64 * 1_048_576
+
+    static let oneRowChange = Target("one-row insert, update or delete → change set", "median ≤ 1 ms, p99 ≤ 5 ms")
+    static let oneRowChangeMedian = 1.0
+    static let oneRowChangeP99 = 5.0
+
+    static let liveControllers = Target("20 live controllers, one-row moving update → all delivered", "≤ 5 ms")
+    static let liveControllersCount = 20
+    static let liveControllersMilliseconds = 5.0
+
+    static let transaction = Target("1,000-row transaction → change set", "≤ 1.15 × commit")
+    static let transactionRatio = 1.15
+
+    static let externalCommit = Target("another process's one-row commit → change set", "median ≤ 50 ms")
+    static let externalCommitMedian = 50.0
+
+    static let snapshot = Target("identifier snapshot of 1M rows", "≤ 20 ms; zero batches loaded")
+    static let snapshotMilliseconds = 20.0
+
+    static let reopen = Target("reopen with a valid section cache", "≤ 0.5 × uncached performFetch")
+    static let reopenRatio = 0.5
+
+    static let cancel = Target(
+        "cancel a background fetch", "returns within 50 ms; the main actor never stalls over 16 ms")
+    static let cancelMilliseconds = 50.0
+    static let stallMilliseconds = 16.0
+
+    /// Every target, in the design table's order.
+    static let all: [Target] = [
+        performFetch, sections, firstScreen, firstBatch, scroll, oneRowChange, liveControllers, transaction,
+        externalCommit, snapshot, reopen, cancel,
+    ]
+
+    /// The rows of the "Performance targets" table in a copy of DESIGN.md: the "what" and
+    /// "target" cells of every row under the heading.
+    static func designRows(_ markdown: String) -> [Target] {
+        var rows: [Target] = []
+        var inSection = false, inTable = false
+        for line in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("## ") {
+                if inSection { break }
+                inSection = line.trimmingCharacters(in: .whitespaces) == "## Performance targets"
+                continue
+            }
+            guard inSection else { continue }
+            guard line.hasPrefix("|") else {
+                if inTable { break }
+                continue
+            }
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).dropFirst().dropLast()
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+            if !inTable {
+                inTable = true  // the header row
+                continue
+            }
+            if cells.allSatisfy({ $0.allSatisfy { $0 == "-" || $0 == ":" } }) { continue }  // the separator row
+            guard cells.count >= 2 else { continue }
+            rows.append(Target(cells[0], cells[1]))
+        }
+        return rows
+    }
+
+    /// Compares ``all`` with the design's table; returns the differences (none when identical).
+    static func differences(fromDesign markdown: String) -> [String] {
+        let design = designRows(markdown)
+        if design.isEmpty { return ["no \"## Performance targets\" table found"] }
+        var differences: [String] = []
+        for i in 0..<Swift.max(design.count, all.count) {
+            let d = i < design.count ? design[i] : nil
+            let b = i < all.count ? all[i] : nil
+            if d?.what != b?.what || d?.text != b?.text {
+                differences.append(
+                    "row \(i + 1): DESIGN.md has \(d.map { "\"\($0.what)\" | \"\($0.text)\"" } ?? "no row"); "
+                        + "folio-bench has \(b.map { "\"\($0.what)\" | \"\($0.text)\"" } ?? "no row")")
+            }
+        }
+        return differences
+    }
+}

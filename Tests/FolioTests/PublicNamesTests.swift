@@ -1,0 +1,98 @@
+import Foundation
+import GRDB
+import Testing
+
+import Folio
+
+// This file imports GRDB beside Folio — the raw-SQL escape hatch every Folio user has — and
+// names every public Folio type WITHOUT qualifying it. If a Folio name clashed with one of
+// GRDB's (as `Record`, `FetchRequest` and `Transaction` once did), it would not compile.
+// SwiftUI, SwiftData and RealityKit do not exist on Linux: .ci/check-symbols.py compares
+// Folio's public type names with their hand-kept lists in .ci/reserved-type-names.txt.
+// When Folio gains a public type, use it here too.
+
+private struct ClashProbe: PersistentRecord {
+    var id: RecordID?
+    var title = ""
+    var created = Date(timeIntervalSince1970: 0)
+
+    static let entity = EntityDescription<ClashProbe>(
+        "clash_probe",
+        [
+            AttributeDescription(\.title),
+            AttributeDescription(\.created, indexed: true),
+        ])
+}
+
+@MainActor
+private final class ClashProbeDelegate: FetchedResultsControllerDelegate {
+    var kinds: [FetchedResultsChangeType] = []
+    func controller(
+        _ controller: FetchedResultsController<ClashProbe>, didChangeObject id: RecordID,
+        at indexPath: IndexPath?, for type: FetchedResultsChangeType, newIndexPath: IndexPath?
+    ) {
+        kinds.append(type)
+    }
+}
+
+@Suite("Public names")
+struct PublicNamesTests {
+    @Test("every public type is usable unqualified in a file that imports GRDB")
+    @MainActor
+    func everyPublicTypeUnqualifiedBesideGRDB() async throws {
+        let store: Store = try Store.temporary(records: [ClashProbe.self])
+        let schema: EntitySchema = ClashProbe.entity.schema
+        let column: ColumnSchema = schema.columns[0]
+        let type: AttributeType = column.type
+        #expect(type == .string)
+        let value: any AttributeValue = "title"
+        #expect(value.storedValue == "title".databaseValue)  // GRDB's DatabaseValue beside Folio's names
+
+        try await store.write { (tx: WriteTransaction) in
+            var bookmark = ClashProbe(id: nil, title: "a", created: Date(timeIntervalSince1970: 10))
+            try tx.insert(&bookmark)
+            let assignments: [Assignment<ClashProbe>] = [.set(\.title, to: "b")]
+            try tx.updateAll(ClashProbe.self, set: assignments)
+        }
+        var request = RecordRequest<ClashProbe>(sortBy: [SortDescriptor(\.created)])
+        request.batchSize = 10
+        let results: FetchedRecords<ClashProbe> = try await store.fetch(request)
+        let ids: RecordIDs = results.identifiers
+        let first: RecordID = ids[0]
+        #expect(results[0]?.title == "b")
+
+        let controller = FetchedResultsController(request, store: store, sectionBy: SectionKey<ClashProbe>.day(\.created))
+        let delegate = ClashProbeDelegate()
+        controller.delegate = delegate
+        try await controller.performFetch()
+        let mode: TrackingMode = controller.trackingMode
+        #expect(mode == .memory)
+        let outcome: SectionCache.Outcome = controller.lastCacheOutcome
+        #expect(outcome == .notUsed)
+        let sections: [SectionInfo] = controller.sections
+        let snapshot: Snapshot = controller.snapshot
+        #expect(sections.count == 1 && snapshot.identifiers.first == first)
+        let updates = controller.updates
+        try await store.write { tx in
+            var bookmark = ClashProbe(id: nil, title: "c", created: Date(timeIntervalSince1970: 20))
+            try tx.insert(&bookmark)
+        }
+        for await update in updates {
+            let update: ControllerUpdate = update
+            let change: ChangeSet = update.changes
+            #expect(change.insertedItems == [IndexPath(item: 1, section: 0)])
+            break
+        }
+        #expect(delegate.kinds == [.insert])
+
+        let fetch: BackgroundFetch<ClashProbe> = store.fetchInBackground(request)
+        var last: FetchProgress? = nil
+        for await step in fetch.progressUpdates { last = step }
+        #expect(try await fetch.value.count == 2)
+        #expect(last?.isFinished == true)
+
+        let diagnostics: Diagnostics = store.diagnostics
+        #expect(diagnostics.counters.identifierScans > 0)
+        #expect(throws: FolioError.self) { try store.fetch(RecordRequest<ClashProbe>(limit: -1)) }
+    }
+}
