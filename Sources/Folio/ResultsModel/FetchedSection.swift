@@ -23,6 +23,8 @@ public struct FetchedSection<R: PersistentRecord>: Identifiable, Sendable {
 
         /// The value as SQLite stores it: text quoted (`"a"`), numbers in decimal (a day
         /// section is its day number, such as `19000`), blobs as `x'…'`, or `NULL`.
+        ///
+        /// - Complexity: O(length of the value).
         public var description: String { value.description }
     }
 
@@ -32,11 +34,17 @@ public struct FetchedSection<R: PersistentRecord>: Identifiable, Sendable {
     public let id: ID
     /// The section key's value as text (a day as `YYYY-MM-DD`); `""` for the section of
     /// records whose key is `nil`, and for results without a section key.
+    ///
+    /// - Complexity: O(1).
     public let name: String
     /// The title shown in a section index (see
     /// ``FetchedResultsController/sectionIndexTitle``), or `nil`.
+    ///
+    /// - Complexity: O(1).
     public let indexTitle: String?
     /// Whether the section holds the records whose key is `nil`.
+    ///
+    /// - Complexity: O(1).
     public let isNil: Bool
     /// The section's rows. Reading their identifiers loads nothing.
     ///
