@@ -69,7 +69,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
     /// this, and tells the delegate (``FetchedResultsControllerDelegate/controller(_:didFailWith:)``)
     /// and ``updates`` (a ``ControllerUpdate`` with ``ControllerUpdate/error`` set). It tries
     /// again, from scratch, at the next commit to its table, and delivers
-    /// ``ChangeSet/reload`` when it succeeds; this is then `nil` again. ``performFetch()``
+    /// ``ChangeSet/reload`` when it succeeds; this is then `nil` again. `performFetch()`
     /// and ``setRequest(_:)`` throw their errors instead, and clear this when they succeed.
     ///
     /// - Complexity: O(1).
@@ -327,7 +327,8 @@ public final class FetchedResultsController<R: PersistentRecord> {
             replaceTracker(tracker)
             // Subscribed first: a commit after this read is noted by the tracker.
             let token = try? store.readSync { db in try Store.changeToken(table: query.table, db) }
-            if tracker.install(loaded.full, token: loaded.token, changedSinceRead: token != loaded.token) {
+            let unchanged = tableUnchanged(since: loaded.token, now: token)
+            if tracker.install(loaded.full, token: loaded.token, changedSinceRead: !unchanged) {
                 scheduleCatchUp(tracker)
             }
         } catch {
@@ -534,11 +535,10 @@ public final class FetchedResultsController<R: PersistentRecord> {
     /// The record is the stored one: a record loaded before a commit that changed it is
     /// read again once that commit's change set is delivered.
     ///
-    /// Inside one of the store's own `read` or `write` closures the store cannot read
-    /// (its connection is busy with the closure): the record is returned when its batch is
-    /// already loaded, and otherwise the call stops with a precondition failure that names
-    /// the misuse — never a `nil` that would read as "deleted". Read records before or
-    /// after the closure, or through its ``WriteTransaction``.
+    /// It works inside one of the store's own `read` or `write` closures too (never a `nil`
+    /// that would read as "deleted"): a batch that is not loaded is then read through that
+    /// closure's connection — in a `write`, it sees the transaction's own uncommitted
+    /// changes — and is not kept.
     /// - Complexity: O(1) when the item's batch is loaded; otherwise one query that loads
     ///   the batch (`batchSize` records).
     public func object(at indexPath: IndexPath) -> R? {
@@ -575,7 +575,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
     // MARK: Persistent cache
 
     private func scheduleCacheWrite(
-        _ state: ResultsState, fingerprint: SectionCache.Fingerprint, token: Int64, to url: URL, delay: Bool
+        _ state: ResultsState, fingerprint: SectionCache.Fingerprint, token: TableToken, to url: URL, delay: Bool
     ) {
         cacheWriteTask?.cancel()
         cacheWriteTask = Task.detached(priority: .utility) {

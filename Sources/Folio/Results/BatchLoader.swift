@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// Loads and caches the records of a ``FetchedRecords`` batch by batch.
 ///
@@ -20,6 +21,8 @@ final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
 
     struct Cache {
         var batches: [Int: [R?]] = [:]
+        /// Rows of a loaded batch that could not be decoded, by batch and offset.
+        var failures: [Int: [Int: any Error]] = [:]
         var recency: [Int] = []  // most recent last
         var lastError: (any Error)?
     }
@@ -65,39 +68,58 @@ final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
         return held
     }
 
+    /// The record at `index`; throws the error of a row that cannot be decoded (its
+    /// batch's other rows are still returned), or of a batch that cannot be read.
     func record(at index: Int) throws -> R? {
         let batch = index / batchSize
         let offset = index - batch * batchSize
-        if let hit = cache.withLock({ c -> R?? in
+        if let hit = cache.withLock({ c -> Result<R?, any Error>? in
             guard let records = c.batches[batch] else { return nil }
             if c.recency.last != batch, let i = c.recency.firstIndex(of: batch) {
                 c.recency.remove(at: i)
                 c.recency.append(batch)
             }
-            return .some(records[offset])
+            if let failure = c.failures[batch]?[offset] { return .failure(failure) }
+            return .success(records[offset])
         }) {
-            return hit
+            return try hit.get()
         }
-        let records = try load(batch: batch)
+        let loaded: (records: [R?], failures: [Int: any Error])
+        do {
+            loaded = try load(batch: batch, insideStoreClosure: false)
+        } catch FolioError.reentrantAccess {
+            // Called inside one of the store's own read or write closures, where the store
+            // cannot start a read of its own: the batch is read through that closure's
+            // connection. It may see the closure's uncommitted changes, so it is returned
+            // and not kept.
+            let inside = try load(batch: batch, insideStoreClosure: true)
+            if let failure = inside.failures[offset] { throw failure }
+            return inside.records[offset]
+        }
         cache.withLock { c in
-            c.batches[batch] = records
+            c.batches[batch] = loaded.records
+            c.failures[batch] = loaded.failures.isEmpty ? nil : loaded.failures
             c.recency.removeAll { $0 == batch }
             c.recency.append(batch)
             while c.recency.count > maxBatches {
-                c.batches[c.recency.removeFirst()] = nil
+                let evicted = c.recency.removeFirst()
+                c.batches[evicted] = nil
+                c.failures[evicted] = nil
             }
         }
-        return records[offset]
+        if let failure = loaded.failures[offset] { throw failure }
+        return loaded.records[offset]
     }
 
-    /// Reads one batch; identifiers whose rows are gone come back `nil`.
-    private func load(batch: Int) throws -> [R?] {
+    /// Reads one batch; identifiers whose rows are gone come back `nil`, and rows that
+    /// cannot be decoded `nil` with their error (by offset in the batch).
+    private func load(batch: Int, insideStoreClosure: Bool) throws -> (records: [R?], failures: [Int: any Error]) {
         let lower = batch * batchSize
         let upper = min(lower + batchSize, identifiers.count)
         let ids = identifiers.slice(lower..<upper)
         if !inherited.isEmpty {
             let known = ids.compactMap { inherited[$0] }
-            if known.count == ids.count { return known }
+            if known.count == ids.count { return (known, [:]) }
         }
         var json = "["
         for (i, id) in ids.enumerated() {
@@ -107,22 +129,36 @@ final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
         json += "]"
         let entity = R.entity
         let sql = self.sql
-        let found: [Int64: R] = try store.readSync { db in
+        // A row that cannot be decoded (a value raw SQL wrote that the attribute's type
+        // cannot hold) fails alone: the other rows of its batch are still read.
+        let read = { (db: Database) throws -> ([Int64: R], [Int64: any Error]) in
             var byID: [Int64: R] = [:]
+            var failures: [Int64: any Error] = [:]
             byID.reserveCapacity(ids.count)
             let statement = try db.cachedStatement(sql: sql)
             try statement.setArguments([json])
             try statement.forEachRow(in: db) { row in
-                let record = try entity.decode(statement: row)
-                byID[record.id!.rawValue] = record
+                do {
+                    let record = try entity.decode(statement: row)
+                    byID[record.id!.rawValue] = record
+                } catch {
+                    failures[sqlite3_column_int64(row, 0)] = error
+                }
             }
-            return byID
+            return (byID, failures)
         }
+        let (found, failed) =
+            insideStoreClosure
+            ? try folio { try store.writer.unsafeReentrantRead(read) } : try store.readSync(read)
         store.diagnostics.count {
             $0.batchesLoaded += 1
             $0.recordsMaterialized += found.count
         }
-        return ids.map { found[$0] }
+        var failures: [Int: any Error] = [:]
+        if !failed.isEmpty {
+            for (offset, id) in ids.enumerated() { if let error = failed[id] { failures[offset] = error } }
+        }
+        return (ids.map { found[$0] }, failures)
     }
 
     func noteError(_ error: any Error) { cache.withLock { $0.lastError = error } }

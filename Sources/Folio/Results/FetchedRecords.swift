@@ -50,17 +50,13 @@ public struct FetchedRecords<R: PersistentRecord>: RandomAccessCollection, Senda
     ///   that loads that batch (`batchSize` records), dropping the least recently used
     ///   batch beyond ``RecordRequest/maxBatchesInMemory``.
     ///
-    /// Inside one of the store's own `read` or `write` closures the store cannot read: the
-    /// record is returned when its batch is already loaded, and otherwise the call stops
-    /// with a precondition failure that names the misuse (a `nil` would read as "deleted").
+    /// Inside one of the store's own `read` or `write` closures, a batch that is not loaded
+    /// is read through that closure's connection — in a `write`, it sees the transaction's
+    /// own uncommitted changes — and is not kept.
     public subscript(position: Int) -> R? {
         precondition(position >= 0 && position < count, "Index \(position) out of range 0..<\(count)")
         do {
             return try loader.record(at: position)
-        } catch FolioError.reentrantAccess {
-            preconditionFailure(
-                "A record of FetchedRecords (or FetchedResultsController.object(at:)) was read inside a read or write closure of its own store, where its batch cannot be loaded: read it before or after the closure, or through the closure's WriteTransaction"
-            )
         } catch {
             loader.noteError(error)
             return nil

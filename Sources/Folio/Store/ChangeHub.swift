@@ -7,7 +7,10 @@ protocol CommitSubscriber: AnyObject, Sendable {
     /// Called on the writer's queue right after a commit, with the database in exactly
     /// the state that commit left: the subscriber may read it and must be quick.
     func didCommit(changedRowIDs: Set<Int64>, in db: Database)
-    /// Another connection or process changed the database: which rows is unknown.
+    /// Rows of unknown identity changed: another connection or process committed, or a
+    /// transaction that was already running, unobserved, when the subscriber subscribed.
+    /// It can arrive before the subscriber holds any state (it subscribes before reading):
+    /// the subscriber must then read everything again once it has its state.
     func didChangeExternally(in db: Database)
 }
 
@@ -109,7 +112,8 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         let changes = pending
         pending = [:]
         if skippedTransaction {
-            // Whoever subscribed while the transaction ran missed some of its rows.
+            // Whoever subscribed while the transaction ran missed some of its rows — maybe
+            // while reading its first state: it must not lose them (issue 12, item 4).
             skippedTransaction = false
             _ = try? externalChangeHappened(db)
             for subscriber in liveSubscribers { subscriber.didChangeExternally(in: db) }

@@ -1,6 +1,18 @@
 import Foundation
 import GRDB
 
+/// A table's change token as ``Store`` reads it (`Store.changeToken(table:_:)`): what the
+/// persistent cache and the trackers compare to know whether a table changed. One name, so
+/// that the token's type can change in one place.
+typealias TableToken = Int64
+
+/// Whether a table is known not to have changed between the state read at `then` and `now`.
+/// `false` when either is unknown.
+func tableUnchanged(since then: TableToken?, now: TableToken?) -> Bool {
+    guard let then, let now else { return false }
+    return then == now
+}
+
 /// One fetch of a controller's results — performFetch, a request change — prepared on the
 /// main actor, read on a database connection, installed back on the main actor.
 ///
@@ -23,7 +35,7 @@ struct ResultsLoad: Sendable {
         var full: ResultsState
         var outcome: SectionCache.Outcome
         /// The table's change token at the state read.
-        var token: Int64
+        var token: TableToken
     }
 
     /// Creates the load, subscribing a tracker to `store` when `tracking`.

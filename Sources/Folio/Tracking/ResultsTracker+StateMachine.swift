@@ -21,12 +21,14 @@ extension ResultsTracker {
             var rescan: Bool
             /// With `rescan`: the table's change token when `full` was read, if known; an
             /// unchanged token means there is nothing to read.
-            var token: Int64?
+            var token: TableToken?
         }
 
+        /// What the work produced; `maxID` bounds the new state's identifiers (computed with
+        /// no lock held).
         enum Outcome {
-            case updated(ResultsState, ChangeSet, token: Int64?)
-            case rescanned(ResultsState, token: Int64?)
+            case updated(ResultsState, ChangeSet, maxID: Int64, token: TableToken?)
+            case rescanned(ResultsState, maxID: Int64, token: TableToken?)
             /// A rescan found the table's change token unchanged.
             case unchanged
             case failed(FolioError)
@@ -39,7 +41,7 @@ extension ResultsTracker {
         /// No identifier above this is in `full`, so a touched row above it needs no search.
         private var maxID = Int64.min
         /// The table's change token at `full`, when known.
-        private var token: Int64?
+        private var token: TableToken?
         /// Rows touched by commits not applied yet.
         private var pending = Set<Int64>()
         /// Rows of unknown identity changed since `full` (or since the read it came from).
@@ -50,7 +52,7 @@ extension ResultsTracker {
         private var untold: Set<Int64>? = []
         private static let untoldLimit = 100_000
 
-        mutating func install(_ full: ResultsState, maxID: Int64, token: Int64?, changedSinceRead: Bool) -> Bool {
+        mutating func install(_ full: ResultsState, maxID: Int64, token: TableToken?, changedSinceRead: Bool) -> Bool {
             guard phase == .reading else {
                 precondition(phase == .stopped, "a tracker's state is installed once")
                 return false
@@ -99,17 +101,17 @@ extension ResultsTracker {
             switch outcome {
             case .unchanged:
                 return nil
-            case .rescanned(let new, let newToken):
+            case .rescanned(let new, let newMaxID, let newToken):
                 full = new
-                maxID = new.ids.maximum
+                maxID = newMaxID
                 token = newToken
                 untold = []
                 serial += 1
                 // Which records changed is unknown: the app reloads everything.
                 return Delivery(event: .change(.reload, state: new, changed: nil, token: newToken), serial: serial)
-            case .updated(let new, let change, let newToken):
+            case .updated(let new, let change, let newMaxID, let newToken):
                 full = new
-                maxID = Swift.max(maxID, work.changed.max() ?? maxID)
+                maxID = newMaxID
                 token = newToken
                 if var rows = untold, rows.count + work.changed.count <= Self.untoldLimit {
                     rows.formUnion(work.changed)

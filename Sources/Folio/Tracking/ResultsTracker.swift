@@ -25,7 +25,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
             /// A change set and the presented (windowed) state it leads to. `changed` are the
             /// rows touched since the previous delivery (records loaded before may be stale),
             /// `nil` when unknown. `token` is the table's change token at that state, when read.
-            case change(ChangeSet, state: ResultsState, changed: Set<Int64>?, token: Int64?)
+            case change(ChangeSet, state: ResultsState, changed: Set<Int64>?, token: TableToken?)
             /// A commit could not be followed; the results stay as they were until a later
             /// commit, which rescans.
             case failure(FolioError)
@@ -63,7 +63,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
     /// - Parameter changedSinceRead: the state may be older than the subscription (tracking
     ///   starts on a controller fetched earlier): rescan, unless the token shows the table
     ///   did not change.
-    func install(_ full: ResultsState, token: Int64?, changedSinceRead: Bool = false) -> Bool {
+    func install(_ full: ResultsState, token: TableToken?, changedSinceRead: Bool = false) -> Bool {
         let maxID = full.ids.maximum
         return machine.withLock { $0.install(full, maxID: maxID, token: token, changedSinceRead: changedSinceRead) }
     }
@@ -112,14 +112,17 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         do {
             return try ResultsUpdater.inReadTransaction(db) { () throws -> StateMachine.Outcome in
                 if work.rescan {
-                    if let expected = work.token, work.changed.isEmpty, try Store.changeToken(table: table, db) == expected {
+                    if work.changed.isEmpty, tableUnchanged(since: work.token, now: try Store.changeToken(table: table, db)) {
                         return .unchanged
                     }
                     let new = try updater.scan(db)
-                    return .rescanned(new, token: readsToken ? try Store.changeToken(table: table, db) : nil)
+                    return .rescanned(
+                        new, maxID: new.ids.maximum, token: readsToken ? try Store.changeToken(table: table, db) : nil)
                 }
                 let (new, change) = try updater.apply(work.changed, to: work.full, maxID: work.maxID, db)
-                return .updated(new, change, token: readsToken ? try Store.changeToken(table: table, db) : nil)
+                return .updated(
+                    new, change, maxID: Swift.max(work.maxID, work.changed.max() ?? work.maxID),
+                    token: readsToken ? try Store.changeToken(table: table, db) : nil)
             }
         } catch {
             return .failed(FolioError.following(error))

@@ -118,7 +118,9 @@ struct ResultsUpdater: Sendable {
             ids.insert(row.id, at: position)
         }
         if old.sectioned { runs.removeAll { $0.count == 0 } }
-        guard let new = ResultsState(validating: ids, runs: runs, sectioned: old.sectioned) else { return nil }
+        // Counts add up and values stay unique by construction (``place(_:at:in:)`` refuses a
+        // second run of a value); the invariants are checked when internal checks are on.
+        let new = ResultsState(ids: ids, runs: runs, sectioned: old.sectioned)
         if query.isWindowed {
             return (new, ChangeSetBuilder.diff(old: present(old), new: present(new), changed: changed))
         }
@@ -208,8 +210,9 @@ struct ResultsUpdater: Sendable {
     }
 
     /// Adds one row with section value `value` at `position` of the runs; false when the
-    /// position is inside another section (the sort does not follow the section key).
-    /// Empty runs (emptied by removals) are skipped, and removed by the caller.
+    /// position is inside another section, or when the row would open a second section of a
+    /// value that has one elsewhere (the sort does not follow the section key: the caller
+    /// rescans). Empty runs (emptied by removals) are skipped, and removed by the caller.
     static func place(_ value: SQLiteValue, at position: Int, in runs: inout [SectionRun]) -> Bool {
         var before: Int? = nil, after: Int? = nil
         var start = 0
@@ -230,6 +233,7 @@ struct ResultsUpdater: Sendable {
             return true
         }
         if let before, let after, before == after { return false }
+        if runs.contains(where: { $0.count > 0 && $0.value == value }) { return false }
         let index = before.map { $0 + 1 } ?? after ?? runs.count
         runs.insert(SectionRun(value: value, count: 1), at: index)
         return true
@@ -239,6 +243,11 @@ struct ResultsUpdater: Sendable {
     /// autocommit mode, where each statement would otherwise begin and end a transaction
     /// of its own — taking and releasing SQLite's WAL read lock (system calls) once per
     /// probe of a binary search.
+    ///
+    /// The transaction only reads, so it always ends with a commit, even when `body`
+    /// throws: it runs inside GRDB's commit notification, and a rollback would be reported
+    /// to every transaction observer of the writer as the rollback of the transaction
+    /// being notified — an observer not notified yet would drop the rows it recorded.
     static func inReadTransaction<T>(_ db: Database, _ body: () throws -> T) throws -> T {
         if db.isInsideTransaction { return try body() }
         try db.beginTransaction(.deferred)
@@ -246,7 +255,7 @@ struct ResultsUpdater: Sendable {
         do {
             result = try body()
         } catch {
-            try? db.rollback()
+            do { try db.commit() } catch { try? db.rollback() }
             throw error
         }
         try db.commit()

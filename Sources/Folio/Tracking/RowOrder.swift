@@ -32,16 +32,18 @@ struct RowOrder: Sendable {
         self.sources = sources
     }
 
-    /// The keys of the current row of a stepped statement, read with the C API. Calls a
-    /// `.computed` section key's closure: never call it while holding a lock.
-    func key(statement sqlite: OpaquePointer) -> RowKey {
+    /// The keys of the current row of a stepped statement, read with the C API, with its
+    /// section when `withSection` (which calls a `.computed` section key's closure: never
+    /// while holding a lock). A binary search's probes need no section.
+    func key(statement sqlite: OpaquePointer, withSection: Bool = true) -> RowKey {
         let id = sqlite3_column_int64(sqlite, 0)
         var values: [SQLiteValue] = []
         values.reserveCapacity(sources.count)
         for source in sources { values.append(SQLiteValue(sqliteStatement: sqlite, index: source)) }
-        let value: SQLiteValue? = section.map {
-            $0.value(of: SQLiteValue(sqliteStatement: sqlite, index: sqlite3_column_count(sqlite) - 1))
-        }
+        let value: SQLiteValue? =
+            withSection
+            ? section.map { $0.value(of: SQLiteValue(sqliteStatement: sqlite, index: sqlite3_column_count(sqlite) - 1)) }
+            : nil
         return RowKey(id: id, values: values, section: value)
     }
 
@@ -91,7 +93,7 @@ struct KeyProbe {
         self.db = db
     }
 
-    /// The keys of the row with rowid `id`, or `nil` if there is none.
+    /// The sort keys of the row with rowid `id` (not its section), or `nil` if there is none.
     func key(_ id: Int64) throws -> RowKey? {
         let sqlite = statement.sqliteStatement
         defer { sqlite3_reset(sqlite) }
@@ -99,6 +101,6 @@ struct KeyProbe {
         let code = sqlite3_step(sqlite)
         if code == SQLITE_DONE { return nil }
         guard code == SQLITE_ROW else { throw FolioError.stepFailure(code, db, sql: statement.sql) }
-        return order.key(statement: sqlite)
+        return order.key(statement: sqlite, withSection: false)
     }
 }

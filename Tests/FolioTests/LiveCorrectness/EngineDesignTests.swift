@@ -213,3 +213,51 @@ extension DatabaseValue {
         return nil
     }
 }
+
+extension EngineDesignTests {
+    /// A GRDB transaction observer of the store's writer, registered after Folio's.
+    final class RowObserver: TransactionObserver, @unchecked Sendable {
+        // @unchecked Sendable: `pending` is touched on the writer's queue only; `committed`
+        // under its lock.
+        private var pending = Set<Int64>()
+        private let committed = Locked<[Set<Int64>]>([])
+        func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { eventKind.tableName == "article" }
+        func databaseDidChange(with event: DatabaseEvent) { pending.insert(event.rowID) }
+        func databaseDidCommit(_ db: Database) {
+            let rows = pending
+            pending = []
+            if !rows.isEmpty { committed.withLock { $0.append(rows) } }
+        }
+        func databaseDidRollback(_ db: Database) { pending = [] }
+        var commits: [Set<Int64>] { committed.current }
+    }
+
+    /// Found by the adversarial randomized suite (seed 25, "stale record"; seeds 12 and 23,
+    /// "unreported change"): a tracker reads in a transaction of its own inside GRDB's commit
+    /// notification, and rolled it back when its work failed — which GRDB reported to every
+    /// observer of the writer as a rollback, so an observer not yet told of the commit
+    /// dropped the committed rows. The read transaction now always ends with a commit.
+    @Test func aTrackerThatFailsDoesNotMakeOtherObserversLoseTheCommit() async throws {
+        let store = try Store.temporary(records: [Article.self])
+        try writeSync(store) { tx in
+            for i in 0..<10 {
+                var a = Article(title: "t\(i)", score: i * 10)
+                try tx.insert(&a)
+            }
+        }
+        let key = SectionKey<Article>.computed(\.score, name: "tens, but 55 is zero") { $0 == 55 ? "0" : "\($0 / 10)" }
+        let live = try await LiveHarness(store, sorted([SortDescriptor(\.score)]), sectionBy: key)
+        let observer = RowObserver()
+        store.writer.add(transactionObserver: observer, extent: .observerLifetime)
+        var bad = Article(title: "bad", score: 55)
+        try writeSync(store) { tx in try tx.insert(&bad) }
+        await live.controller.waitForChanges()
+        #expect(live.recorder.errors.count == 1, "the tracker failed to follow this commit")
+        #expect(observer.commits == [[bad.id!.rawValue]], "the other observer still saw the commit")
+        // The bad row goes; the controller recovers and the observer sees that commit too.
+        _ = try writeSync(store) { tx in try tx.delete(bad) }
+        await live.controller.waitForChanges()
+        #expect(observer.commits.count == 2)
+        #expect(live.controller.lastError == nil, "recovered")
+    }
+}

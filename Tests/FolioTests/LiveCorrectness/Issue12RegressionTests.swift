@@ -419,41 +419,51 @@ struct Issue12RegressionTests {
 
     // MARK: 9. object(at:) inside store.write returned nil
 
-    /// Inside the store's own `write` closure the store cannot read, and `object(at:)`
-    /// swallowed the `reentrantAccess` error: every row read as `nil` ("deleted"). Now it
-    /// returns the record when its batch is loaded, and otherwise stops with a message
-    /// naming the misuse (the exit test below).
-    @Test func item9_objectAtInsideWriteReturnsTheRecordOrStops() async throws {
-        let store = try Store.inMemory(records: [Article.self])
+    /// Inside the store's own `write` closure the store cannot start a read, and
+    /// `object(at:)` swallowed the `reentrantAccess` error: every row whose batch was not
+    /// loaded read as `nil` ("deleted"). Now the batch is read through the closure's own
+    /// connection — seeing the transaction's uncommitted changes — and not kept.
+    @Test func item9_objectAtInsideWriteReturnsTheRecord() async throws {
+        let store = try Store.temporary(records: [Article.self])
         try seed(store, count: 30)
         let controller = FetchedResultsController(sorted([SortDescriptor(\.score)]), store: store)
         try Self.fetch(controller)
-        let outside = controller.object(at: IndexPath(item: 3, section: 0))
-        let inside = try writeSync(store) { _ in controller.object(at: IndexPath(item: 3, section: 0)) }
-        #expect(inside != nil && inside == outside, "a loaded record is returned, not nil")
-        await #expect(processExitsWith: .failure) {
-            try await Issue12RegressionTests.readAnUnloadedBatchInsideAWrite()
+        let loaded = controller.object(at: IndexPath(item: 3, section: 0))
+        let (inLoaded, inUnloaded) = try writeSync(store) { _ in
+            (controller.object(at: IndexPath(item: 3, section: 0)), controller.object(at: IndexPath(item: 25, section: 0)))
         }
-    }
-
-    static func readAnUnloadedBatchInsideAWrite() throws {
-        let store = try Store.inMemory(records: [Article.self])
-        try seed(store, count: 30)
-        let controller = FetchedResultsController(sorted([SortDescriptor(\.score)]), store: store)
-        try controller.performFetch()
-        _ = try store.write { _ in controller.object(at: IndexPath(item: 25, section: 0)) }
+        #expect(inLoaded != nil && inLoaded == loaded)
+        let stored = try store.fetchOne(Article.self, id: controller.identifier(at: IndexPath(item: 25, section: 0)))
+        #expect(inUnloaded != nil && inUnloaded == stored, "an unloaded batch is read, not nil")
+        // Inside a read closure too.
+        let inRead = try readNow(store) { _ in controller.object(at: IndexPath(item: 15, section: 0)) }
+        #expect(inRead?.score == 15)
+        // What a write sees is its own, and is not kept past a rollback.
+        struct Rollback: Error {}
+        let id = controller.identifier(at: IndexPath(item: 25, section: 0))
+        var uncommitted: Article? = nil
+        #expect(throws: Rollback.self) {
+            try writeSync(store) { tx in
+                try tx.database.execute(sql: "UPDATE article SET title = 'uncommitted' WHERE id = ?", arguments: [id.rawValue])
+                uncommitted = controller.object(at: IndexPath(item: 25, section: 0))
+                throw Rollback()
+            }
+        }
+        #expect(uncommitted?.title == "uncommitted")
+        #expect(controller.object(at: IndexPath(item: 25, section: 0))?.title == "Article 25")
     }
 
     /// The same for the results collection itself (the sibling the controller goes through).
-    @Test func item9_fetchedRecordsInsideWriteStopsInsteadOfNil() async {
-        await #expect(processExitsWith: .failure) {
-            let store = try Store.inMemory(records: [Article.self])
-            try seed(store, count: 30)
-            var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
-            request.batchSize = 10
-            let results = try store.fetch(request)
-            _ = try store.write { _ in results[15] }
-        }
+    @Test func item9_fetchedRecordsInsideWriteReturnsTheRecord() throws {
+        let store = try Store.inMemory(records: [Article.self])
+        try seed(store, count: 30)
+        var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        request.batchSize = 10
+        let results = try store.fetch(request)
+        let inside = try store.write { _ in (results[15], results[29]) }
+        #expect(inside.0?.score == 15 && inside.1?.score == 29)
+        #expect(results.lastError == nil)
+        #expect(results.loadedBatchCount == 0, "batches read inside the write are not kept")
     }
 
     // MARK: 10. Unary minus

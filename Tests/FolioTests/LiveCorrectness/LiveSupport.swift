@@ -95,3 +95,8 @@ struct SeededRandom: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// The synchronous `read`, callable from async tests (where the async overload wins).
+func readNow<T>(_ store: Store, _ body: (Database) throws -> T) throws -> T {
+    try store.read(body)
+}
