@@ -27,7 +27,7 @@ public struct FetchedItem<R: PersistentRecord>: Identifiable, Sendable {
     }
 
     /// The record, loading its batch if needed; `nil` if it was deleted since the results
-    /// this item belongs to were delivered, or if its batch could not be read (see
+    /// this item belongs to were delivered, or if it could not be read or decoded (see
     /// ``loadRecord()`` to get the error).
     ///
     /// An item belongs to the results it was delivered with, as an element of
@@ -35,10 +35,10 @@ public struct FetchedItem<R: PersistentRecord>: Identifiable, Sendable {
     /// then. The items the model shows after a commit that changed the record read the
     /// stored one — read the model's current items rather than keeping an item.
     ///
-    /// Loading a batch changes nothing an observer can see: it never notifies.
-    /// Inside one of the store's own `read` or `write` closures the store cannot read: the
-    /// record is returned when its batch is already loaded, and otherwise the call stops
-    /// with a precondition failure that names the misuse.
+    /// Loading a batch changes nothing an observer can see: it never notifies. Inside one of
+    /// the store's own `read` or `write` closures, a batch that is not loaded is read through
+    /// that closure's connection — in a `write`, it sees the transaction's own uncommitted
+    /// changes — and is not kept.
     ///
     /// - Complexity: O(1) when the item's batch is loaded; otherwise one query that loads
     ///   the batch (`batchSize` records).
@@ -47,8 +47,8 @@ public struct FetchedItem<R: PersistentRecord>: Identifiable, Sendable {
     /// The record, loading its batch if needed and throwing if the batch cannot be read;
     /// `nil` if it was deleted since the results this item belongs to were delivered.
     ///
-    /// - Throws: SQLite errors, ``FolioError/storeClosed``, ``FolioError/reentrantAccess``
-    ///   inside one of the store's own `read` or `write` closures.
+    /// - Throws: SQLite errors, ``FolioError/storeClosed``, or the error decoding the
+    ///   record.
     /// - Complexity: like ``record``: O(1) when the batch is loaded, otherwise one query.
     public func loadRecord() throws -> R? { try records.record(at: position) }
 }
