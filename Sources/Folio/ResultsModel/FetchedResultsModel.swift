@@ -23,7 +23,9 @@ import Observation
 /// - **One notification per commit that changes what it shows**, none for a commit that
 ///   does not touch its results (another entity, rows its predicate excludes), and none
 ///   for reading: loading a batch changes nothing an observer can see. The results are one
-///   observed value, replaced once per delivered change set.
+///   observed value, replaced once per delivered change set. (A commit by another process
+///   to the model's table is a reload, so one notification even when it touched only rows
+///   the model does not show: SQLite does not say which rows another process changed.)
 /// - **Filter and sort are settable** (``predicate``, ``sortBy``, ``fetchRequest``); each
 ///   change is applied to the live controller and arrives as one notification, leaving the
 ///   model as a fresh fetch of the new request would.
