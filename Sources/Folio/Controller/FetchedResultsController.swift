@@ -256,9 +256,9 @@ public final class FetchedResultsController<R: PersistentRecord> {
     /// differently is not reused.
     private var sectionKeyFingerprint: String {
         guard let sectionKey else { return "-" }
-        let expression = try? sectionKey.expression()
-        return
-            "\(sectionKey.description) sql=\(expression?.fragment.fingerprint ?? "?") day=\(expression?.dayOffset.map(String.init) ?? "-") values=exact"
+        guard let expression = try? sectionKey.expression() else { return "\(sectionKey.description) sql=? values=exact" }
+        let day = expression.dayOffset.map { String($0) } ?? "-"
+        return "\(sectionKey.description) sql=\(expression.fragment.fingerprint) day=\(day) values=exact"
     }
 
     /// Installs what was read and starts its tracker (catching up on the writer's queue if

@@ -137,13 +137,15 @@ struct SectionExpression: Sendable {
         case computed(@Sendable (DatabaseValue) -> DatabaseValue)
     }
 
-    var fragment: SQLFragment
-    var kind: Kind
-
+    let fragment: SQLFragment
+    let kind: Kind
     /// The day sections' time-zone offset, `nil` for other kinds.
-    var dayOffset: Int? {
-        if case .day(let offset) = kind { return offset }
-        return nil
+    let dayOffset: Int?
+
+    init(fragment: SQLFragment, kind: Kind) {
+        self.fragment = fragment
+        self.kind = kind
+        if case .day(let offset) = kind { dayOffset = offset } else { dayOffset = nil }
     }
 
     /// The section of a row whose section expression has the value `raw`.

@@ -61,7 +61,8 @@ final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
                 }
             }
         }
-        let limit = 2 * batchSize * maxBatches
+        let (capacity, overflow) = batchSize.multipliedReportingOverflow(by: maxBatches)
+        let limit = overflow || capacity > Int.max / 2 ? Int.max : 2 * capacity
         for (id, record) in inherited where held.count < limit && !changed.contains(id) && held[id] == nil {
             held[id] = record
         }

@@ -195,6 +195,80 @@ struct AdversarialFindingsTests {
     }
 }
 
+extension AdversarialFindingsTests {
+    /// Finding F (item 2): ranks Int64.max, Int64.max − 1, 1, 2⁵³ + 1, Int64.min; then raw
+    /// SQL makes row 3 the REAL 2⁶³. Expected order [5, 4, 2, 1, 3] (Int64.max < 2⁶³ as
+    /// SQLite compares exactly); got [5, 4, 3, 2, 1].
+    @Test func findingF_aRealAboveInt64MaxSortsAfterIt() async throws {
+        let store = try Store.inMemory(records: [Article.self])
+        let ascending = try await LiveHarness(
+            store, sorted([SortDescriptor(\.score), SortDescriptor(\.published, order: .reverse)]))
+        let descending = try await LiveHarness(
+            store, sorted([SortDescriptor(\.score, order: .reverse)]), sectionBy: .attribute(\.score))
+        try await ascending.step { tx in
+            for score in [Int.max, Int.max - 1, 1, (1 << 53) + 1, Int.min] {
+                var a = Article(title: "s", score: score)
+                try tx.insert(&a)
+            }
+        }
+        try await descending.settle()
+        try await ascending.step { tx in
+            try tx.database.execute(sql: "UPDATE article SET score = 9.223372036854775807e18 WHERE id = 3")
+        }
+        try await descending.settle()
+        #expect(ascending.controller.snapshot.identifiers.map(\.rawValue) == [5, 4, 2, 1, 3])
+        #expect(descending.controller.snapshot.identifiers.map(\.rawValue) == [3, 1, 2, 4, 5])
+    }
+
+    /// Finding J (item 3): day sections (+05:30), limit 1, batch 0, a cache name, the delegate
+    /// set after the fetch, an `updates` subscriber. Row 3 is loaded in the window, pushed out
+    /// by an insert, updated by one of two writers at once while outside, and comes back when
+    /// the insert is deleted: it was shown with its old flag.
+    @Test func findingJ_aRecordBackInTheWindowIsTheStoredOne() async throws {
+        let store = try Store.temporary(records: [Article.self])
+        try writeSync(store) { tx in
+            var a = Article(title: "one", published: Date(timeIntervalSince1970: .infinity))
+            a.isRead = true
+            try tx.insert(&a)
+            var b = Article(title: "two", published: Date(timeIntervalSince1970: 604_801))
+            try tx.insert(&b)
+            var c = Article(title: "K", published: Date(timeIntervalSince1970: 0), category: "a\0")
+            c.isRead = true
+            try tx.insert(&c)
+        }
+        var request = sorted([SortDescriptor(\.published)], limit: 1, batchSize: 0)
+        request.maxBatchesInMemory = 1
+        let controller = FetchedResultsController(
+            request, store: store, sectionBy: .day(\.published, timeZone: TimeZone(secondsFromGMT: 19_800)!),
+            cacheName: "window")
+        try await controller.performFetch()
+        let recorder = LiveRecorder()
+        controller.delegate = recorder
+        let updates = controller.updates
+        #expect(controller.object(at: IndexPath(item: 0, section: 0))?.title == "K")
+        var early = Article(title: "early", published: Date(timeIntervalSince1970: -1e15))
+        try writeSync(store) { tx in try tx.insert(&early) }
+        await controller.waitForChanges()
+        #expect(controller.object(at: IndexPath(item: 0, section: 0))?.title == "early")
+        // Two writers at once: one updates row 3 (outside the window), one touches nothing.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await store.write { tx in try tx.database.execute(sql: "UPDATE article SET isRead = 0 WHERE id = 3") }
+            }
+            group.addTask {
+                try await store.write { tx in try tx.database.execute(sql: "UPDATE article SET isRead = 0 WHERE id = 99") }
+            }
+            try await group.waitForAll()
+        }
+        await controller.waitForChanges()
+        _ = try writeSync(store) { tx in try tx.delete(early) }
+        await controller.waitForChanges()
+        #expect(controller.identifier(at: IndexPath(item: 0, section: 0)) == RecordID(3))
+        #expect(controller.object(at: IndexPath(item: 0, section: 0))?.isRead == false, "the stored flag, not the loaded one")
+        _ = updates
+    }
+}
+
 /// The minimum number of moves between two snapshots, computed independently of the
 /// change-set builder. Sections are matched by name (bytes; the tests' sections never change
 /// their relative order): rows of deleted or inserted sections are deletes and inserts, a

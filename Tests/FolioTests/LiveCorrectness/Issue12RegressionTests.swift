@@ -270,6 +270,23 @@ struct Issue12RegressionTests {
             state.window(offset: offset, limit: limit).ids.count == Swift.max(0, Swift.min(limit, 10 - Swift.min(offset, 10))))
     }
 
+    /// The same class for the other sizes a request carries: a batch size and a number of
+    /// batches kept near `Int.max` on a live controller (records handed from results to
+    /// results are bounded by their product).
+    @Test func item5_hugeBatchSizesDoNotOverflow() async throws {
+        let store = try Store.inMemory(records: [Article.self])
+        try seed(store, count: 10)
+        var request = sorted([SortDescriptor(\.score)], batchSize: Int.max)
+        request.maxBatchesInMemory = Int.max
+        let live = try await LiveHarness(store, request)
+        #expect(live.controller.object(at: IndexPath(item: 9, section: 0))?.score == 9)
+        try await live.step { tx in
+            var a = Article(title: "new", score: 4)
+            try tx.insert(&a)
+        }
+        #expect(live.controller.object(at: IndexPath(item: 10, section: 0))?.score == 9)
+    }
+
     // MARK: 6. Sections Swift thinks equal but SQLite does not
 
     /// Section values with a NUL (`"a\0b"` was cut to `"a"`: performFetch threw "Sections
