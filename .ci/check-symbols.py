@@ -12,7 +12,8 @@ Exits 1 and lists every problem when one is found.
 """
 import json, os, sys
 
-COMPLEXITY_TYPES = {"Store", "FetchedResultsController", "FetchedRecords", "RecordRequest"}
+COMPLEXITY_TYPES = {"Store", "FetchedResultsController", "FetchedRecords", "RecordRequest",
+                    "FetchedResultsModel", "FetchedSection", "FetchedItems", "FetchedItem"}
 MEMBER_KINDS = {"swift.method", "swift.property", "swift.init", "swift.subscript",
                 "swift.type.method", "swift.type.property", "swift.func.op"}
 TYPE_KINDS = {"swift.struct", "swift.class", "swift.enum", "swift.protocol", "swift.typealias", "swift.actor"}

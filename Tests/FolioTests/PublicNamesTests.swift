@@ -1,12 +1,14 @@
 import Foundation
 import GRDB
+import Observation
 import Testing
 
 import Folio
 
 // This file imports GRDB beside Folio — the raw-SQL escape hatch every Folio user has — and
-// names every public Folio type WITHOUT qualifying it. If a Folio name clashed with one of
-// GRDB's (as `Record`, `FetchRequest` and `Transaction` once did), it would not compile.
+// Observation (FetchedResultsModel is @Observable), and names every public Folio type WITHOUT
+// qualifying it. If a Folio name clashed with one of GRDB's (as `Record`, `FetchRequest` and
+// `Transaction` once did), it would not compile.
 // SwiftUI, SwiftData and RealityKit do not exist on Linux: .ci/check-symbols.py compares
 // Folio's public type names with their hand-kept lists in .ci/reserved-type-names.txt.
 // When Folio gains a public type, use it here too.
@@ -84,6 +86,16 @@ struct PublicNamesTests {
             break
         }
         #expect(delegate.kinds == [.insert])
+
+        let model: FetchedResultsModel<ClashProbe> = FetchedResultsModel(request, store: store)
+        try await model.performFetch()
+        let state: FetchedResultsModel<ClashProbe>.LoadingState = model.loadingState
+        #expect(state == .loaded)
+        let modelSections: [FetchedSection<ClashProbe>] = model.sections
+        let sectionID: FetchedSection<ClashProbe>.ID = modelSections[0].id
+        let items: FetchedItems<ClashProbe> = modelSections[0].items
+        let item: FetchedItem<ClashProbe> = items[0]
+        #expect(sectionID == model.sections[0].id && item.id == first && item.record?.title == "b")
 
         let fetch: BackgroundFetch<ClashProbe> = store.fetchInBackground(request)
         var last: FetchProgress? = nil

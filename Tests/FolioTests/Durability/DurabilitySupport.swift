@@ -139,7 +139,12 @@ func posixLocksHeld(on path: String) throws -> [String] {
     guard stat(path, &info) == 0 else { return [] }
     let inode = UInt64(info.st_ino)
     let pid = getpid()
-    let table = try String(contentsOfFile: "/proc/locks", encoding: .utf8)
+    // Read to the end: /proc files report a size of 0, and String(contentsOfFile:) stops
+    // after its first 4,095 bytes, which cut off our own locks once other processes' filled
+    // the table.
+    guard let handle = FileHandle(forReadingAtPath: "/proc/locks") else { return [] }
+    defer { try? handle.close() }
+    let table = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
     // "1: POSIX  ADVISORY  READ 1234 08:01:5678 128 128": the kind, mode and range, without
     // the line's number (which changes as other processes take locks).
     return table.split(separator: "\n").compactMap { line in

@@ -1,0 +1,404 @@
+import Foundation
+import Observation
+
+/// A live, sectioned, batch-faulting list for SwiftUI and any other Observation user: a
+/// ``FetchedResultsController`` seen through `@Observable`.
+///
+/// ```swift
+/// var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.published, order: .reverse)])
+/// request.batchSize = 50
+/// let model = FetchedResultsModel(request, store: store, sectionBy: .day(\.published))
+/// try await model.performFetch()
+/// for section in model.sections {
+///     print(section.name, section.items.count)              // loads no record
+/// }
+/// model.sections.first?.items.first?.record                 // loads one batch of 50
+/// model.predicate = #Predicate { $0.score > 10 }            // applied as one change
+/// ```
+///
+/// The model keeps what the controller promises and adds what observers rely on:
+/// - **Identifiers are free.** ``sections`` and ``items`` hold identifiers; a
+///   ``FetchedItem``'s ``FetchedItem/id`` loads nothing, so a SwiftUI `List`, which reads
+///   every row's identifier, loads only the batches of the rows it draws.
+/// - **One notification per commit that changes what it shows**, none for a commit that
+///   does not touch its results (another entity, rows its predicate excludes), and none
+///   for reading: loading a batch changes nothing an observer can see. The results are one
+///   observed value, replaced once per delivered change set. (A commit by another process
+///   to the model's table is a reload, so one notification even when it touched only rows
+///   the model does not show: SQLite does not say which rows another process changed.)
+/// - **Filter and sort are settable** (``predicate``, ``sortBy``, ``fetchRequest``); each
+///   change is applied to the live controller and arrives as one notification, leaving the
+///   model as a fresh fetch of the new request would.
+/// - **Loading state and errors are observable**: ``loadingState`` and ``lastError``.
+///
+/// The model is isolated to the main actor and owns its controller. It reads nothing until
+/// `performFetch()` (so creating one in a SwiftUI view's initializer is cheap), then
+/// follows the store until it is released.
+///
+/// - Note: Search is not part of the request yet. When ``RecordRequest`` gains a search
+///   query, it applies through ``fetchRequest`` like a predicate, as one change.
+@Observable
+@MainActor
+public final class FetchedResultsModel<R: PersistentRecord> {
+    /// Where the model is in fetching its results.
+    public enum LoadingState: Sendable, Hashable {
+        /// Nothing fetched yet (or the first fetch failed: see ``FetchedResultsModel/lastError``).
+        case idle
+        /// A background fetch (the async `performFetch()`) is running; results
+        /// fetched before stay readable meanwhile.
+        case loading
+        /// The results are fetched and followed live.
+        case loaded
+    }
+
+    /// What the model shows, replaced as one value so that observers hear one change per
+    /// commit, filter or sort change — whichever of its parts they read.
+    struct Content {
+        var request: RecordRequest<R>
+        var sectionKey: SectionKey<R>?
+        var sections: [FetchedSection<R>]
+        var items: FetchedItems<R>
+    }
+
+    /// The store the results come from.
+    ///
+    /// - Complexity: O(1).
+    public let store: Store
+    /// The name of the persistent section cache, or `nil`.
+    ///
+    /// - Complexity: O(1).
+    public let cacheName: String?
+
+    /// Where the model is in fetching its results.
+    ///
+    /// `.idle` → `.loading` → `.loaded` for the async `performFetch()` (the synchronous
+    /// `performFetch()` goes to `.loaded` directly). A failed first fetch goes back to
+    /// `.idle`; a failed fetch after results were shown goes back to `.loaded`, with the
+    /// results as they were. Either way ``lastError`` says why.
+    ///
+    /// - Complexity: O(1).
+    public private(set) var loadingState: LoadingState = .idle
+
+    /// Why the model could not fetch, apply a request, or follow the store at its last
+    /// attempt; `nil` after the next success.
+    ///
+    /// Set when `performFetch()` or a request change fails (the results and the request
+    /// stay as they were), and when the controller cannot follow a commit (see
+    /// ``FetchedResultsController/lastError``: the results stay as they were until a later
+    /// commit reloads them, which clears this). Cancelling a fetch is not an error.
+    /// A batch that fails to load while a record is read is not reported here (reading
+    /// never notifies): use ``FetchedItem/loadRecord()`` to get that error.
+    ///
+    /// - Complexity: O(1).
+    public private(set) var lastError: FolioError?
+
+    private var content: Content
+
+    /// The controller the model follows (internal: tests hold it weakly to see it released).
+    @ObservationIgnored private(set) var controller: FetchedResultsController<R>
+    @ObservationIgnored private var relay: FetchedResultsModelRelay<R>
+    /// Bumped by every fetch and request change: a background fetch that finds it moved was
+    /// superseded and leaves the state to what superseded it.
+    @ObservationIgnored private var generation = 0
+    /// Whether the controller has results (a fetch or request change succeeded).
+    @ObservationIgnored private var hasResults = false
+    /// Set while the model applies a request itself (the controller's delivery of it is
+    /// then ignored: the model reads the new state once, after).
+    @ObservationIgnored private var applyingRequest = false
+
+    /// Creates a model. Nothing is read until `performFetch()`.
+    ///
+    /// - Parameters:
+    ///   - request: at least one sort descriptor; with sections, the first one must sort by
+    ///     the section key's attribute. Give it a `batchSize`: records then load in batches
+    ///     as rows are read.
+    ///   - store: the store to fetch from and follow.
+    ///   - sectionBy: the section key, or `nil` for a single section.
+    ///   - cacheName: a plain file name for the persistent section cache.
+    /// - Complexity: O(1); reads nothing.
+    public init(_ request: RecordRequest<R>, store: Store, sectionBy: SectionKey<R>? = nil, cacheName: String? = nil) {
+        self.store = store
+        self.cacheName = cacheName
+        let relay = FetchedResultsModelRelay<R>()
+        self.relay = relay
+        self.controller = FetchedResultsController(request, store: store, sectionBy: sectionBy, cacheName: cacheName)
+        self.content = Content(
+            request: request, sectionKey: sectionBy, sections: [], items: FetchedItems(records: .empty(store), bounds: 0..<0))
+        relay.model = self
+        controller.delegate = relay
+    }
+
+    // MARK: Reading
+
+    /// The sections, in order; one section named `""` for results without a section key;
+    /// none before the first fetch. Loads no record.
+    ///
+    /// - Complexity: O(1); the sections are built once per change (O(sections)).
+    public var sections: [FetchedSection<R>] { content.sections }
+
+    /// Every row, in order, across sections. Loads no record.
+    ///
+    /// - Complexity: O(1); loads nothing.
+    public var items: FetchedItems<R> { content.items }
+
+    /// The section key, or `nil` for a single section. Change it with
+    /// ``setRequest(_:sectionBy:)``.
+    ///
+    /// - Complexity: O(1).
+    public var sectionKey: SectionKey<R>? { content.sectionKey }
+
+    // MARK: Filter and sort
+
+    /// The request the results follow. Setting it applies the new request to the live
+    /// results as one change (one notification) — see ``setRequest(_:)``, which throws
+    /// instead of setting ``lastError``.
+    ///
+    /// When the request cannot be applied (an untranslatable predicate, a sort that does not
+    /// lead with the section key's attribute), the request and the results stay as they
+    /// were and ``lastError`` says why. Before the first fetch, the new request is only
+    /// kept: `performFetch()` uses (and checks) it.
+    ///
+    /// - Complexity: one identifier scan, O(n), on the main actor, and a difference,
+    ///   O(n log n) (see ``FetchedResultsController/setRequest(_:)``); loads no record.
+    public var fetchRequest: RecordRequest<R> {
+        get { content.request }
+        set { try? setRequest(newValue) }
+    }
+
+    /// Which records; `nil` for all. Setting it applies the change as ``fetchRequest`` does.
+    ///
+    /// - Complexity: as setting ``fetchRequest``: one identifier scan, O(n).
+    public var predicate: Predicate<R>? {
+        get { content.request.predicate }
+        set {
+            var request = content.request
+            request.predicate = newValue
+            fetchRequest = request
+        }
+    }
+
+    /// The order. Setting it applies the change as ``fetchRequest`` does. With sections,
+    /// the first sort descriptor must sort by the section key's attribute.
+    ///
+    /// - Complexity: as setting ``fetchRequest``: one identifier scan, O(n).
+    public var sortBy: [SortDescriptor<R>] {
+        get { content.request.sortBy }
+        set {
+            var request = content.request
+            request.sortBy = newValue
+            fetchRequest = request
+        }
+    }
+
+    /// Applies a new request to the live results as one change, throwing if it cannot.
+    ///
+    /// On success the model shows what a fresh fetch of `request` would, observers are told
+    /// once, and ``lastError`` is cleared. On failure nothing changes but ``lastError``.
+    /// Before the first fetch, the request is kept for `performFetch()` (and not checked).
+    ///
+    /// - Throws: the errors of ``FetchedResultsController/setRequest(_:)``.
+    /// - Complexity: one identifier scan, O(n), on the main actor, and a difference,
+    ///   O(n log n); loads no record.
+    public func setRequest(_ request: RecordRequest<R>) throws {
+        try setRequest(request, sectionBy: content.sectionKey, replacingController: false)
+    }
+
+    /// Applies a new request and section key as one change, throwing if it cannot.
+    ///
+    /// The section key of a controller is fixed, so the model replaces its controller with
+    /// one for `sectionBy` and fetches it; the old one is released. Observers are told once.
+    /// On failure the model keeps its controller, request and results, and sets
+    /// ``lastError``.
+    ///
+    /// - Parameters:
+    ///   - request: the new request; its first sort descriptor must sort by the section
+    ///     key's attribute.
+    ///   - sectionBy: the new section key, or `nil` for a single section.
+    /// - Throws: the errors of ``FetchedResultsController/setRequest(_:)``.
+    /// - Complexity: one identifier scan, O(n), on the main actor; loads no record. The
+    ///   change is a reload (a new controller), not a difference.
+    public func setRequest(_ request: RecordRequest<R>, sectionBy: SectionKey<R>?) throws {
+        try setRequest(request, sectionBy: sectionBy, replacingController: true)
+    }
+
+    private func setRequest(_ request: RecordRequest<R>, sectionBy: SectionKey<R>?, replacingController: Bool) throws {
+        guard hasResults || loadingState == .loading else {
+            // Nothing shown or being fetched: a new controller (reading nothing) for the next fetch.
+            generation += 1
+            replaceController(with: makeController(request, sectionBy: sectionBy))
+            var content = self.content
+            content.request = request
+            content.sectionKey = sectionBy
+            self.content = content
+            return
+        }
+        if replacingController {
+            let new = makeController(request, sectionBy: sectionBy)
+            do {
+                try new.controller.performFetch()
+            } catch {
+                // Nothing changed: a fetch in flight on the current controller goes on.
+                new.relay.model = nil
+                throw fail(error)
+            }
+            generation += 1
+            replaceController(with: new)
+        } else {
+            // The controller's own request change supersedes a fetch in flight, even when it
+            // fails: so does the model's.
+            generation += 1
+            applyingRequest = true
+            defer { applyingRequest = false }
+            do {
+                try controller.setRequest(request)
+            } catch {
+                if loadingState == .loading { loadingState = hasResults ? .loaded : .idle }
+                throw fail(error)
+            }
+        }
+        showFetched(request: request, sectionBy: sectionBy)
+    }
+
+    // MARK: Fetching
+
+    /// Fetches the results on a background connection, so the main actor stays free during
+    /// the identifier scan, then follows the store. Loads no record.
+    ///
+    /// ``loadingState`` is `.loading` meanwhile. A fetch superseded by a later fetch or
+    /// request change returns without changing anything. Cancelling the calling task
+    /// cancels the fetch (``lastError`` is not set).
+    ///
+    /// - Throws: the errors of ``FetchedResultsController``'s `performFetch()`, also kept
+    ///   in ``lastError``; `CancellationError`.
+    /// - Complexity: one identifier scan, O(n), off the main actor (or one cache file
+    ///   read), then O(sections) on it.
+    public func performFetch() async throws {
+        generation += 1
+        let generation = self.generation
+        loadingState = .loading
+        do {
+            try await controller.performFetch()
+        } catch {
+            guard generation == self.generation else { return }
+            loadingState = hasResults ? .loaded : .idle
+            if error is CancellationError { throw error }
+            throw fail(error)
+        }
+        guard generation == self.generation else { return }
+        showFetched(request: content.request, sectionBy: content.sectionKey)
+    }
+
+    /// Fetches the results on the calling thread, then follows the store. Loads no record.
+    ///
+    /// - Throws: the errors of ``FetchedResultsController``'s `performFetch()`, also kept
+    ///   in ``lastError``.
+    /// - Complexity: one identifier scan, O(n), on the main actor (or one cache file read).
+    public func performFetch() throws {
+        generation += 1
+        do {
+            try controller.performFetch()
+        } catch {
+            loadingState = hasResults ? .loaded : .idle
+            throw fail(error)
+        }
+        showFetched(request: content.request, sectionBy: content.sectionKey)
+    }
+
+    /// Waits until every commit made so far has reached the model.
+    ///
+    /// - Complexity: O(1) to check; it suspends until the deliveries arrive.
+    public func waitForChanges() async {
+        await controller.waitForChanges()
+    }
+
+    // MARK: Following the controller
+
+    /// A change set arrived from `source`: one notification, unless it changes nothing.
+    func controller(_ source: FetchedResultsController<R>, didDeliver changes: ChangeSet) {
+        guard source === controller, !applyingRequest, !changes.isEmpty else { return }
+        content = makeContent(request: content.request, sectionBy: content.sectionKey)
+        lastError = nil
+    }
+
+    /// `source` could not follow a commit.
+    func controller(_ source: FetchedResultsController<R>, didFailWith error: FolioError) {
+        guard source === controller else { return }
+        lastError = error
+    }
+
+    /// Shows what a fetch or request change produced: one notification for the results
+    /// (the error and loading state notify only their own observers, and only if they change).
+    private func showFetched(request: RecordRequest<R>, sectionBy: SectionKey<R>?) {
+        content = makeContent(request: request, sectionBy: sectionBy)
+        hasResults = true
+        lastError = nil
+        loadingState = .loaded
+    }
+
+    /// Records an error (cancellation is not one) and returns it to throw.
+    private func fail(_ error: any Error) -> any Error {
+        if !(error is CancellationError) { lastError = FolioError.following(error) }
+        return error
+    }
+
+    /// A controller with its own relay as delegate, set before any fetch so that tracking
+    /// starts with the fetch.
+    private func makeController(
+        _ request: RecordRequest<R>, sectionBy: SectionKey<R>?
+    ) -> (controller: FetchedResultsController<R>, relay: FetchedResultsModelRelay<R>) {
+        let new = FetchedResultsController(request, store: store, sectionBy: sectionBy, cacheName: cacheName)
+        let relay = FetchedResultsModelRelay<R>()
+        relay.model = self
+        new.delegate = relay
+        return (new, relay)
+    }
+
+    /// Replaces the controller; the old one is released (it stops tracking) and nothing it
+    /// still delivers reaches the model.
+    private func replaceController(with new: (controller: FetchedResultsController<R>, relay: FetchedResultsModelRelay<R>)) {
+        relay.model = nil
+        relay = new.relay
+        controller = new.controller
+        hasResults = false
+    }
+
+    private func makeContent(request: RecordRequest<R>, sectionBy: SectionKey<R>?) -> Content {
+        guard let records = controller.fetchedObjects else {
+            return Content(
+                request: request, sectionKey: sectionBy, sections: [],
+                items: FetchedItems(records: .empty(store), bounds: 0..<0))
+        }
+        let snapshot = controller.snapshot
+        var sections: [FetchedSection<R>] = []
+        sections.reserveCapacity(snapshot.sections.count)
+        for (info, run) in zip(snapshot.sections, snapshot.state.runs) {
+            sections.append(FetchedSection(id: FetchedSection.ID(value: run.value), info: info, records: records))
+        }
+        return Content(
+            request: request, sectionKey: sectionBy, sections: sections,
+            items: FetchedItems(records: records, bounds: 0..<records.count))
+    }
+}
+
+/// The model's delegate on its controller: a separate object, because a controller holds
+/// its delegate weakly and the model's own conformance would make the delegate methods
+/// part of its public API.
+@MainActor
+final class FetchedResultsModelRelay<R: PersistentRecord>: FetchedResultsControllerDelegate {
+    weak var model: FetchedResultsModel<R>?
+
+    func controller(_ controller: FetchedResultsController<R>, didChangeContentWith changes: ChangeSet) {
+        model?.controller(controller, didDeliver: changes)
+    }
+
+    func controller(_ controller: FetchedResultsController<R>, didFailWith error: FolioError) {
+        model?.controller(controller, didFailWith: error)
+    }
+}
+
+extension FetchedRecords {
+    /// Results with no rows (before a fetch).
+    static func empty(_ store: Store) -> FetchedRecords {
+        FetchedRecords(loader: BatchLoader<R>(store: store, identifiers: IdentifierList(), batchSize: 1, maxBatches: 1))
+    }
+}
