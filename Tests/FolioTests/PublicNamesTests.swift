@@ -105,6 +105,17 @@ struct PublicNamesTests {
 
         let diagnostics: Diagnostics = store.diagnostics
         #expect(diagnostics.counters.identifierScans > 0)
+        let token: ChangeToken = try store.changeToken(for: ClashProbe.self)
+        #expect(token == (try store.changeToken(for: ClashProbe.self)))
+
+        // A versioned model with a step, on a file of its own.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-names-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let step: MigrationStep = MigrationStep("touch") { (db: Database) in try db.execute(sql: "SELECT 1") }
+        let storeModel: StoreModel = StoreModel(version: 1, records: [ClashProbe.self], steps: [step])
+        let versioned = try Store(path: directory.appendingPathComponent("names.sqlite").path, model: storeModel)
+        #expect(versioned.modelVersion == 1)
         #expect(throws: FolioError.self) { try store.fetch(RecordRequest<ClashProbe>(limit: -1)) }
     }
 }

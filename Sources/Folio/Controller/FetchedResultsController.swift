@@ -22,19 +22,27 @@ import GRDB
 ///
 /// Tracking follows the original's three modes (see ``TrackingMode``): with neither a
 /// delegate nor a ``changes`` subscriber nothing is tracked; with a ``cacheName`` the
-/// section information is also kept in a file and reused by the next ``performFetch()``
+/// section information is also kept in a file and reused by the next ``performFetch()-68xbj``
 /// when it is still valid (checked against the database's identity, the entity's version
 /// hash, the request, the section key and the entity's change token — never trusted
 /// blindly; ``SectionCache`` lists every check).
 @MainActor
 public final class FetchedResultsController<R: PersistentRecord> {
     /// The request; change it with ``setRequest(_:)``.
+    ///
+    /// - Complexity: O(1).
     public private(set) var fetchRequest: RecordRequest<R>
     /// The store fetched from.
+    ///
+    /// - Complexity: O(1).
     public let store: Store
     /// What divides the results into sections, or `nil` for one section.
+    ///
+    /// - Complexity: O(1).
     public let sectionKey: SectionKey<R>?
     /// The name of the persistent section cache, or `nil`.
+    ///
+    /// - Complexity: O(1).
     public let cacheName: String?
     /// Receives the changes. Setting one on a fetched controller starts tracking without
     /// fetching again on the caller (only the table's change token is read): if the table
@@ -59,7 +67,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
     /// Name and index title by section value: computed once per section, not per change.
     private var sectionNames: [SQLiteValue: (name: String, indexTitle: String?)] = [:]
 
-    /// What the last ``performFetch()`` did with the persistent cache.
+    /// What the last ``performFetch()-68xbj`` did with the persistent cache.
     /// - Complexity: O(1).
     public private(set) var lastCacheOutcome: SectionCache.Outcome = .notUsed
 
@@ -89,7 +97,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
     /// What the last fetch read, kept while nothing tracks it: tracking starts from it.
     private var untracked: ResultsLoad.Loaded?
 
-    /// Creates a controller. Nothing is read until ``performFetch()``.
+    /// Creates a controller. Nothing is read until ``performFetch()-68xbj``.
     ///
     /// - Parameters:
     ///   - request: at least one sort descriptor; with sections, the first one must sort
@@ -146,7 +154,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
         setPresented(install(load, loaded))
     }
 
-    /// Fetches like ``performFetch()``, reading on a background connection so the main
+    /// Fetches like ``performFetch()-68xbj``, reading on a background connection so the main
     /// actor stays free during the identifier scan.
     ///
     /// - Complexity: one identifier scan, O(n), off the main actor.
@@ -463,7 +471,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
     // MARK: Reading the results
 
     /// The results, lazily loaded in batches of the request's batch size; `nil` before
-    /// ``performFetch()``. Never a copied array.
+    /// ``performFetch()-68xbj``. Never a copied array.
     /// - Complexity: O(1); loads nothing (subscripting it loads batches).
     public var fetchedObjects: FetchedRecords<R>? {
         if let results { return results }

@@ -77,5 +77,6 @@ extension FetchedResultsControllerDelegate {
     public func controller(_ controller: FetchedResultsController<ResultType>, didChangeContentWith changes: ChangeSet) {}
     /// Does nothing by default.
     public func controller(_ controller: FetchedResultsController<ResultType>, didChangeContentWith snapshot: Snapshot) {}
+    /// Does nothing by default.
     public func controller(_ controller: FetchedResultsController<ResultType>, didFailWith error: FolioError) {}
 }

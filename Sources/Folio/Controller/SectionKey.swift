@@ -59,7 +59,7 @@ public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomString
     /// `transform`, so prefer the SQL keys above for large tables.
     ///
     /// `transform` must agree with the sort: rows with the same section must be
-    /// consecutive in the results, or ``FetchedResultsController/performFetch()`` throws
+    /// consecutive in the results, or ``FetchedResultsController/performFetch()-68xbj`` throws
     /// ``FolioError/sectionKeyNotLeadingSort(sectionKey:firstSort:)``. `name` identifies
     /// the transform in persistent caches: change it when the transform changes.
     ///
