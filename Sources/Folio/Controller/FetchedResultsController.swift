@@ -146,7 +146,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
         let load = try makeLoad(fetchRequest)
         let loaded: ResultsLoad.Loaded
         do {
-            loaded = try store.readSync { db in try load.read(db) }
+            loaded = try store.readWithCurrentKeys(load.updater.table) { db in try load.read(db) }
         } catch {
             load.abandon(store)
             throw error
@@ -163,7 +163,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
         let load = try makeLoad(fetchRequest)
         let loaded: ResultsLoad.Loaded
         do {
-            loaded = try await store.read { db in try load.read(db) }
+            loaded = try await store.readWithCurrentKeys(load.updater.table) { db in try load.read(db) }
         } catch {
             load.abandon(store)
             throw error
@@ -194,7 +194,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
         let load = try makeLoad(request)
         let loaded: ResultsLoad.Loaded
         do {
-            loaded = try store.readSync { db in try load.read(db) }
+            loaded = try store.readWithCurrentKeys(load.updater.table) { db in try load.read(db) }
         } catch {
             load.abandon(store)
             throw error
@@ -234,14 +234,19 @@ public final class FetchedResultsController<R: PersistentRecord> {
     private func validatedQuery(_ request: RecordRequest<R>) throws -> (CompiledQuery, SectionExpression?) {
         try store.requireEntity(R.self)
         let query = try request.compile(requireSort: true)
+        if query.rankingQuery != nil {
+            throw FolioError.invalidArgument(
+                "a FetchedResultsController cannot rank a search by relevance: a record's relevance changes with every record written, so positions could not be followed; rank one-shot fetches (store.fetch) instead"
+            )
+        }
         guard let sectionKey else { return (query, nil) }
-        let column = try R.entity.column(for: sectionKey.keyPath)
+        let column = try sectionKey.column(under: query)
         if query.order.first?.column != column {
             throw FolioError.sectionKeyNotLeadingSort(
                 sectionKey: sectionKey.description,
                 firstSort: request.sortBy.first.map { "\($0.keyPath.map { "\($0)" } ?? "\($0)")" } ?? "none")
         }
-        return (query, try sectionKey.expression())
+        return (query, sectionKey.expression(column: column))
     }
 
     /// Validates the request and, when the controller tracks, subscribes a tracker first,
@@ -257,15 +262,16 @@ public final class FetchedResultsController<R: PersistentRecord> {
     private func fingerprint(_ query: CompiledQuery) -> SectionCache.Fingerprint {
         SectionCache.Fingerprint(
             entity: R.entity.name, versionHash: R.entity.versionHash, query: query.fingerprint,
-            sectionKey: sectionKeyFingerprint)
+            sectionKey: sectionKeyFingerprint(query))
     }
 
     /// The section key and how it is computed (its SQL, and that section values are stored
     /// as exact bytes), so that a cache written by a version of Folio that computed sections
     /// differently is not reused.
-    private var sectionKeyFingerprint: String {
+    private func sectionKeyFingerprint(_ query: CompiledQuery) -> String {
         guard let sectionKey else { return "-" }
-        guard let expression = try? sectionKey.expression() else { return "\(sectionKey.description) sql=? values=exact" }
+        guard let column = try? sectionKey.column(under: query) else { return "\(sectionKey.description) sql=? values=exact" }
+        let expression = sectionKey.expression(column: column)
         let day = expression.dayOffset.map { String($0) } ?? "-"
         return "\(sectionKey.description) sql=\(expression.fragment.fingerprint) day=\(day) values=exact"
     }

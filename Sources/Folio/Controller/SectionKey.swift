@@ -50,6 +50,10 @@ public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomString
     /// Sections by the first character of a string. (Exact, not case-folded: strings sort
     /// by their bytes, so "a…" and "A…" are far apart and must be separate sections; the
     /// default index title upper-cases it.)
+    ///
+    /// Under a folded sort of the attribute (`SortDescriptor(\.title.folded)`, for an
+    /// attribute declared `folded`), the sections are the first characters of the folded
+    /// text instead — "Émile" and "emile" are both in "e" — as with `.firstLetter(\.title.folded)`.
     public static func firstLetter(_ keyPath: KeyPath<R, String>) -> SectionKey {
         SectionKey(keyPath: keyPath, kind: .firstLetter)
     }
@@ -88,9 +92,21 @@ public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomString
         }
     }
 
-    /// The SQL expression of the section value, and how its value becomes a section.
-    func expression() throws -> SectionExpression {
+    /// The column sections are computed from under `query`'s order: the key path's column —
+    /// or, for `.firstLetter` of a folded attribute under a folded sort of it, its folded
+    /// key, so that each section is one run of the folded order.
+    func column(under query: CompiledQuery) throws -> String {
         let column = try R.entity.column(for: keyPath)
+        if case .firstLetter = kind, let attribute = R.entity.attribute(for: keyPath), attribute.isFolded {
+            let key = ColumnSchema.foldedKeyColumn(of: attribute.column)
+            if query.order.first?.column == key { return key }
+        }
+        return column
+    }
+
+    /// The SQL expression of the section value on `column` (see ``column(under:)``), and how
+    /// its value becomes a section.
+    func expression(column: String) -> SectionExpression {
         switch kind {
         case .attribute: return SectionExpression(fragment: SQLBuilder.section(attribute: column), kind: .value)
         case .day(let offset):

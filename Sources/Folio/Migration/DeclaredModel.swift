@@ -9,6 +9,9 @@ struct DeclaredEntity: Sendable {
     var renamedFrom: String?
     /// Declared column → its name in older versions.
     var columnRenames: [String: String]
+    /// The folded-key column of a renamed folded attribute → its name in older versions
+    /// (Folio's own columns, kept apart from the declared names the model checks).
+    var foldedKeyRenames: [String: String]
     /// Declared column → the stored value rows get when the column is added or made required.
     var defaults: [String: DatabaseValue]
 
@@ -19,12 +22,19 @@ struct DeclaredEntity: Sendable {
         schema = entity.schema
         renamedFrom = entity.renamedFrom
         var renames: [String: String] = [:]
+        var keyRenames: [String: String] = [:]
         var defaults: [String: DatabaseValue] = [:]
         for attribute in entity.attributes {
-            if let old = attribute.renamedFrom { renames[attribute.column] = old }
+            if let old = attribute.renamedFrom {
+                renames[attribute.column] = old
+                if attribute.isFolded {
+                    keyRenames[ColumnSchema.foldedKeyColumn(of: attribute.column)] = ColumnSchema.foldedKeyColumn(of: old)
+                }
+            }
             if let value = attribute.defaultValue { defaults[attribute.column] = value }
         }
         columnRenames = renames
+        foldedKeyRenames = keyRenames
         self.defaults = defaults
     }
 }
@@ -80,6 +90,13 @@ struct DeclaredModel: Sendable {
             guard seen.insert(column.name.lowercased()).inserted else {
                 throw FolioError.invalidSchema(
                     entity: schema.name, reason: "the column '\(column.name)' is declared twice (or is 'id')")
+            }
+            if column.isFolded && column.type != .string {
+                throw FolioError.invalidSchema(
+                    entity: schema.name,
+                    reason:
+                        "'\(column.name)' is declared \(column.isSearchable ? "searchable" : "folded"), which applies to text (String) attributes only; it is \(column.type.rawValue)"
+                )
             }
         }
     }

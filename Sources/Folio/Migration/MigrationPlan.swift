@@ -39,7 +39,7 @@ struct MigrationPlan: Sendable {
 
         /// Whether Folio's indexes on the table differ from the declared ones.
         var indexesDiffer: Bool {
-            let wanted = Set(entity.schema.columns.filter(\.isIndexed).map { "\($0.name.lowercased()):\($0.isUnique)" })
+            let wanted = Set(entity.schema.storedColumns.filter(\.isIndexed).map { "\($0.name.lowercased()):\($0.isUnique)" })
             let found = Set(
                 file.indexes.filter { isFolioIndex($0.name) }.map { index in
                     "\(index.columns.first.flatMap { $0 }.map { renamed($0).lowercased() } ?? ""):\(index.isUnique)"
@@ -55,7 +55,7 @@ struct MigrationPlan: Sendable {
         /// Whether an index of the table is one Folio made: `<table>_<column>_index` for the
         /// table's current or old name and any column it has, had or declares.
         func isFolioIndex(_ name: String) -> Bool {
-            var columns = Set(file.columns.map(\.name) + entity.schema.columns.map(\.name))
+            var columns = Set(file.columns.map(\.name) + entity.schema.storedColumns.map(\.name))
             for rename in columnRenames { columns.insert(rename.to) }
             let tables = [entity.name, file.name]
             return tables.contains { table in
@@ -119,11 +119,13 @@ struct MigrationPlan: Sendable {
         var required: [ColumnSchema] = []
         var filled: [ColumnSchema] = []
         var nullabilityChanges = false
-        for column in entity.schema.columns {
+        for column in entity.schema.storedColumns {
             let found: FileTable.Column
             if let same = file.column(named: column.name) {
                 found = same
-            } else if let old = entity.columnRenames[column.name], let previous = file.column(named: old) {
+            } else if let old = entity.columnRenames[column.name] ?? entity.foldedKeyRenames[column.name],
+                let previous = file.column(named: old)
+            {
                 found = previous
                 renames.append((previous.name, column.name))
             } else {

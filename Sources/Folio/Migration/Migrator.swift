@@ -151,6 +151,8 @@ enum Migrator {
         for schema in model.sortedEntities.map(\.schema) {
             try SchemaCheck.prepare(schema, in: db)
         }
+        // Rows other programs wrote while no store had the file open.
+        try FoldedKeys.fixUp(model.sortedEntities.map(\.schema).filter(\.hasFoldedColumns), db)
         if isNew || version != model.version {
             try db.execute(sql: SQLBuilder.writeStoreMetadata, arguments: [SQLBuilder.modelVersionKey, model.version])
         }
@@ -229,6 +231,15 @@ enum Migrator {
     }
 
     private static func expand(_ db: Database, _ plan: MigrationPlan) throws {
+        // Folio's triggers and full-text index derived from folded attributes name the
+        // table, its old name and its columns: dropped here, made again for the declared
+        // entity once the table has its final shape (``SchemaCheck``, ``FoldedKeys``).
+        for table in plan.tables where table.changes {
+            for name in Set([table.file.name, table.entity.name]) { try FoldedKeys.dropDerivedObjects(table: name, db) }
+        }
+        for table in plan.removedEntities {
+            try FoldedKeys.dropDerivedObjects(table: table.name, db)
+        }
         for table in plan.tables {
             guard let old = table.renamedFrom else { continue }
             let name = table.entity.name
@@ -278,6 +289,8 @@ enum Migrator {
                 if rows > 0 { throw FolioError.missingDefaultValue(entity: name, attribute: column.name, rows: rows) }
             }
             for column in table.removed {
+                // Folded keys are Folio's own, computed from a column: never data to keep.
+                if ColumnSchema.isFoldedKeyColumn(column) { continue }
                 let rows = try Int.fetchOne(db, sql: SQLBuilder.countValues(column, in: name)) ?? 0
                 let names = [name, table.file.name].map { $0.lowercased() }
                 let allowed = model.discarding.contains {
@@ -308,6 +321,11 @@ enum Migrator {
         for table in plan.tables {
             try reconcileIndexes(table, db)
         }
+        // Keys of added folded attributes, and of rows a custom step wrote: all computed
+        // again (``SchemaCheck`` then makes the full-text index from them).
+        for table in plan.tables where table.changes {
+            try FoldedKeys.refold(table.entity.schema, db)
+        }
         for table in plan.tables where table.changes {
             let schema = table.entity.schema
             let json = String(decoding: try JSONEncoder().encode(schema), as: UTF8.self)
@@ -323,7 +341,7 @@ enum Migrator {
     private static func reconcileIndexes(_ table: MigrationPlan.TableMigration, _ db: Database) throws {
         let name = table.entity.name
         var wanted: [String: ColumnSchema] = [:]
-        for column in table.entity.schema.columns where column.isIndexed {
+        for column in table.entity.schema.storedColumns where column.isIndexed {
             wanted[SQLBuilder.indexName(name, column.name)] = column
         }
         var kept: Set<String> = []

@@ -37,7 +37,7 @@ struct TableRebuild {
         try db.execute(sql: SQLBuilder.createTableOnly(table.entity.schema, named: temporaryName))
         try db.execute(
             sql: SQLBuilder.copyRows(
-                from: name, to: temporaryName, columns: table.entity.schema.columns.map(\.name),
+                from: name, to: temporaryName, columns: table.entity.schema.storedColumns.map(\.name),
                 rowIDColumn: table.rowIDColumn))
         try db.execute(sql: SQLBuilder.dropTable(name))
         let legacy = try Bool.fetchOne(db, sql: SQLBuilder.legacyAlterTable) ?? false
@@ -71,7 +71,7 @@ struct TableRebuild {
     private func otherObjects(_ db: Database) throws -> [(type: String, name: String, sql: String)] {
         let folioTriggers = Set(
             (SQLBuilder.changeTriggers(table: name) + SQLBuilder.changeTriggers(table: table.file.name)).map(\.name))
-        let kept = Set(table.entity.schema.columns.map { $0.name.lowercased() })
+        let kept = Set(table.entity.schema.storedColumns.map { $0.name.lowercased() })
         var objects: [(type: String, name: String, sql: String)] = []
         for row in try Row.fetchAll(db, sql: SQLBuilder.tableObjects, arguments: [name]) {
             let type: String = row[0], objectName: String = row[1], sql: String = row[2]

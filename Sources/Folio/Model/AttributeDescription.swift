@@ -15,6 +15,13 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
     public let isIndexed: Bool
     /// Whether the column is unique (the key of ``WriteTransaction/upsert(_:onConflict:)``).
     public let isUnique: Bool
+    /// Whether Folio keeps the attribute's folded text (``Swift/String/folded``) in a column
+    /// of its own, with an index, for case- and diacritic-insensitive predicates, sorts and
+    /// sections (`\.title.folded`; see <doc:SearchingAndSortingText>). Text attributes only.
+    public let isFolded: Bool
+    /// Whether the attribute is in the entity's full-text index, for ``TextSearch``
+    /// (implies ``isFolded``: the index holds the folded text). Text attributes only.
+    public let isSearchable: Bool
     /// The key path of the property.
     public let keyPath: PartialKeyPath<Root>
     /// The column this attribute had in older model versions, which a migration renames
@@ -23,6 +30,8 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
     /// The stored value existing rows get when a migration adds this attribute or makes it
     /// non-optional (rows whose value is `NULL` once the custom steps have run).
     public let defaultValue: DatabaseValue?
+    /// `\Root.attribute.folded`, how a sort descriptor names the folded key (text attributes only).
+    let foldedKeyPath: AnyKeyPath?
     let encode: (Root) -> DatabaseValue
     let decode: (inout Root, DatabaseValue) throws -> Void
 
@@ -33,6 +42,11 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
     ///   - column: the column name; by default the property's name.
     ///   - indexed: create an index on the column.
     ///   - unique: create a unique index on the column.
+    ///   - folded: keep the text's folded form (``Swift/String/folded``) in a column of its
+    ///     own, with an index, so that `\.attribute.folded` can be used in predicates, sort
+    ///     descriptors and section keys. Text attributes only.
+    ///   - searchable: add the attribute to the entity's full-text index, for ``TextSearch``
+    ///     (implies `folded`). Text attributes only.
     ///   - defaultValue: the value existing rows get when a migration adds this attribute
     ///     or makes it non-optional; a non-optional attribute added to a table that has
     ///     rows needs one (or a ``MigrationStep`` that fills it).
@@ -43,6 +57,8 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
         column: String? = nil,
         indexed: Bool = false,
         unique: Bool = false,
+        folded: Bool = false,
+        searchable: Bool = false,
         defaultValue: Value? = nil,
         renamedFrom: String? = nil
     ) {
@@ -52,7 +68,17 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
         self.isOptional = Value.isOptional
         self.isIndexed = indexed || unique
         self.isUnique = unique
+        self.isFolded = folded || searchable
+        self.isSearchable = searchable
         self.keyPath = keyPath
+        let anyKeyPath: AnyKeyPath = keyPath
+        if let text = anyKeyPath as? KeyPath<Root, String> {
+            self.foldedKeyPath = text.appending(path: \String.folded)
+        } else if let text = anyKeyPath as? KeyPath<Root, String?> {
+            self.foldedKeyPath = text.appending(path: \String?.folded)
+        } else {
+            self.foldedKeyPath = nil
+        }
         self.renamedFrom = renamedFrom
         self.defaultValue = defaultValue?.storedValue
         self.encode = { $0[keyPath: keyPath].storedValue }
@@ -70,6 +96,8 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
     }
 
     var schema: ColumnSchema {
-        ColumnSchema(name: column, type: type, isOptional: isOptional, isIndexed: isIndexed, isUnique: isUnique)
+        ColumnSchema(
+            name: column, type: type, isOptional: isOptional, isIndexed: isIndexed, isUnique: isUnique, isFolded: isFolded,
+            isSearchable: isSearchable)
     }
 }

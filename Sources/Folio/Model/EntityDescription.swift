@@ -55,11 +55,34 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
         return true
     }
 
-    /// Column name for a key path, `id` for `\.id`.
+    /// Column name for a key path, `id` for `\.id`, the folded-key column for
+    /// `\.attribute.folded` of a folded attribute.
+    /// - Throws: ``FolioError/attributeNotFolded(entity:attribute:)`` for the folded text of an
+    ///   attribute that is not folded; ``FolioError/unknownKeyPath(entity:keyPath:)`` otherwise.
     func column(for keyPath: AnyKeyPath) throws -> String {
         if isIdentifier(keyPath) { return "id" }
         if let attribute = attribute(for: keyPath) { return attribute.column }
+        if let attribute = try foldedAttribute(for: keyPath) { return ColumnSchema.foldedKeyColumn(of: attribute.column) }
         throw FolioError.unknownKeyPath(entity: name, keyPath: String(describing: keyPath))
+    }
+
+    /// The attribute whose folded text `keyPath` names (`\Root.title.folded`), if any.
+    /// - Throws: ``FolioError/attributeNotFolded(entity:attribute:)`` when it is not folded.
+    func foldedAttribute(for keyPath: AnyKeyPath) throws -> AttributeDescription<Root>? {
+        guard let attribute = attributes.first(where: { $0.foldedKeyPath == keyPath }) else { return nil }
+        guard attribute.isFolded else { throw FolioError.attributeNotFolded(entity: name, attribute: attribute.column) }
+        return attribute
+    }
+
+    /// The folded attribute at `keyPath` (`\Root.title`), for `localizedStandardContains`.
+    /// - Throws: ``FolioError/attributeNotFolded(entity:attribute:)`` when it is not folded,
+    ///   ``FolioError/unknownKeyPath(entity:keyPath:)`` when it is no attribute.
+    func foldedKeyColumn(forAttributeAt keyPath: AnyKeyPath) throws -> String {
+        guard let attribute = attribute(for: keyPath) else {
+            throw FolioError.unknownKeyPath(entity: name, keyPath: String(describing: keyPath))
+        }
+        guard attribute.isFolded else { throw FolioError.attributeNotFolded(entity: name, attribute: attribute.column) }
+        return ColumnSchema.foldedKeyColumn(of: attribute.column)
     }
 
     /// Decodes a record from the current row of a stepped statement laid out as
@@ -80,12 +103,28 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
         attributes.map { $0.encode(record) }
     }
 
-    /// The stored values of a record to write, in attribute order.
+    /// The stored values of a record to write, in the order of ``storedColumnNames``: the
+    /// attributes, then the folded keys of the folded ones.
     /// - Throws: ``FolioError/invalidArgument(_:)`` for a NaN (see ``checkWritable(_:column:)``).
     func writableValues(_ record: Root) throws -> [DatabaseValue] {
-        let values = encode(record)
+        var values = encode(record)
         for (attribute, value) in zip(attributes, values) { try checkWritable(value, column: attribute.column) }
+        for (attribute, value) in zip(attributes, values) where attribute.isFolded {
+            values.append(Self.foldedKey(of: value))
+        }
         return values
+    }
+
+    /// Every column a write sets: the attributes', then the folded keys'.
+    var storedColumnNames: [String] {
+        attributes.map(\.column) + attributes.filter(\.isFolded).map { ColumnSchema.foldedKeyColumn(of: $0.column) }
+    }
+
+    /// The folded key of a stored value: its folded text (``TextFolding``); `NULL` for
+    /// `NULL`; any other value as it is (only text is folded).
+    static func foldedKey(of value: DatabaseValue) -> DatabaseValue {
+        if case .string(let text) = value.storage { return TextFolding.fold(text).databaseValue }
+        return value
     }
 
     /// SQLite has no NaN: it stores one as NULL, which a non-optional column refuses (an
@@ -110,6 +149,67 @@ public struct ColumnSchema: Sendable, Hashable, Codable {
     public var isIndexed: Bool
     /// Whether the index is unique.
     public var isUnique: Bool
+    /// Whether Folio keeps the column's folded text in a column of its own (``AttributeDescription/isFolded``).
+    public var isFolded: Bool = false
+    /// Whether the column is in the entity's full-text index (``AttributeDescription/isSearchable``).
+    public var isSearchable: Bool = false
+
+    private enum CodingKeys: String, CodingKey {
+        case name, type, isOptional, isIndexed, isUnique, isFolded, isSearchable
+    }
+
+    init(
+        name: String, type: AttributeType, isOptional: Bool, isIndexed: Bool, isUnique: Bool, isFolded: Bool = false,
+        isSearchable: Bool = false
+    ) {
+        self.name = name
+        self.type = type
+        self.isOptional = isOptional
+        self.isIndexed = isIndexed
+        self.isUnique = isUnique
+        self.isFolded = isFolded
+        self.isSearchable = isSearchable
+    }
+
+    /// Decodes a column; the folding flags are absent from what Folio recorded before them.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        type = try container.decode(AttributeType.self, forKey: .type)
+        isOptional = try container.decode(Bool.self, forKey: .isOptional)
+        isIndexed = try container.decode(Bool.self, forKey: .isIndexed)
+        isUnique = try container.decode(Bool.self, forKey: .isUnique)
+        isFolded = try container.decodeIfPresent(Bool.self, forKey: .isFolded) ?? false
+        isSearchable = try container.decodeIfPresent(Bool.self, forKey: .isSearchable) ?? false
+    }
+
+    /// Encodes a column; the folding flags only when set, so that a column without them is
+    /// recorded exactly as before they existed.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(type, forKey: .type)
+        try container.encode(isOptional, forKey: .isOptional)
+        try container.encode(isIndexed, forKey: .isIndexed)
+        try container.encode(isUnique, forKey: .isUnique)
+        if isFolded { try container.encode(true, forKey: .isFolded) }
+        if isSearchable { try container.encode(true, forKey: .isSearchable) }
+    }
+
+    /// The name of the column that holds a folded column's keys: `folio_<name>_folded`
+    /// (Folio's prefix, which no attribute may use).
+    static func foldedKeyColumn(of name: String) -> String { "folio_\(name)_folded" }
+
+    /// Whether a column name is that of a folded-key column (`folio_…_folded`).
+    static func isFoldedKeyColumn(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        return lower.hasPrefix("folio_") && lower.hasSuffix("_folded") && lower.count > 13
+    }
+
+    /// The column that holds this column's folded keys: nullable text, indexed.
+    var foldedKeySchema: ColumnSchema {
+        ColumnSchema(name: Self.foldedKeyColumn(of: name), type: .string, isOptional: true, isIndexed: true, isUnique: false)
+    }
 }
 
 /// A table as Folio declares it.
@@ -119,15 +219,35 @@ public struct EntitySchema: Sendable, Hashable, Codable {
     /// The columns, in order (the `id` column is implicit).
     public var columns: [ColumnSchema]
 
-    /// The canonical text the version hash is computed from.
+    /// The canonical text the version hash is computed from. The folding flags are added
+    /// only when set, so an entity without them keeps the hash it had before they existed.
     var canonicalText: String {
         var text = "folio-entity-1;\(name)"
         for c in columns {
             text +=
                 ";\(c.name):\(c.type.rawValue):\(c.isOptional ? "?" : "!"):\(c.isIndexed ? "i" : "-"):\(c.isUnique ? "u" : "-")"
+            if c.isFolded { text += ":f" }
+            if c.isSearchable { text += ":s" }
         }
         return text
     }
+
+    /// Every column Folio stores, in order: the declared ones, then the folded-key column of
+    /// each folded one (which Folio writes, indexes and keeps current; see ``TextFolding``).
+    var storedColumns: [ColumnSchema] { columns + columns.filter(\.isFolded).map(\.foldedKeySchema) }
+
+    /// The folded columns: each source column with the column of its folded keys.
+    var foldedColumns: [(source: String, key: String)] {
+        columns.filter(\.isFolded).map { ($0.name, ColumnSchema.foldedKeyColumn(of: $0.name)) }
+    }
+
+    /// The folded-key columns of the searchable columns: what the full-text index holds.
+    var searchableKeyColumns: [String] {
+        columns.filter(\.isSearchable).map { ColumnSchema.foldedKeyColumn(of: $0.name) }
+    }
+
+    /// Whether Folio keeps folded keys for the entity.
+    var hasFoldedColumns: Bool { columns.contains(where: \.isFolded) }
 
     /// A stable hash of the schema: FNV-1a (64 bits, hexadecimal) of a canonical text of
     /// the table name and every column's name, type, optionality and index.

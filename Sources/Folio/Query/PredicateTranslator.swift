@@ -8,6 +8,11 @@ import GRDB
 /// array (`[a, b].contains($0.x)`), and Bool attributes used as conditions. Anything
 /// else throws ``FolioError/unsupportedPredicate(expression:reason:)`` naming the part;
 /// Folio never falls back to filtering in memory.
+///
+/// `$0.title.folded` reads the folded key Folio keeps for a folded attribute (see
+/// ``TextFolding``); a value it is compared with, searched in or for, is folded too, as Core
+/// Data's `[cd]` folds both sides. On Apple platforms `localizedStandardContains` on a folded
+/// attribute is its folded `contains`.
 struct PredicateTranslator<R: PersistentRecord> {
     let entity: EntityDescription<R>
 
@@ -31,6 +36,20 @@ struct PredicateTranslator<R: PersistentRecord> {
         .column(SQLBuilder.quote(try entity.column(for: keyPath)))
     }
 
+    /// The folded key of the attribute at `keyPath` (`\Root.title`).
+    func foldedKey(ofAttributeAt keyPath: AnyKeyPath) throws -> SQLTerm {
+        .folded(SQLFragment(SQLBuilder.quote(try entity.foldedKeyColumn(forAttributeAt: keyPath))))
+    }
+
+    /// The two operands, with a value (or literal list) compared to folded text folded too.
+    static func foldingValues(_ lhs: SQLTerm, _ rhs: SQLTerm) -> (SQLTerm, SQLTerm) {
+        switch (lhs, rhs) {
+        case (.folded, _): (lhs, rhs.foldedValue)
+        case (_, .folded): (lhs.foldedValue, rhs)
+        default: (lhs, rhs)
+        }
+    }
+
     /// `PredicateExpressions.OptionalFlatMap<…>` → `OptionalFlatMap`.
     static func name(of expression: Any) -> String {
         let full = String(describing: type(of: expression))
@@ -45,10 +64,18 @@ enum SQLTerm {
     case value(DatabaseValue)
     case list([DatabaseValue])
     case expression(SQLFragment)
+    /// Folded text: a folded key (`$0.title.folded`), or an expression of one (`?? ""`).
+    case folded(SQLFragment)
 
     var isNull: Bool {
         if case .value(let v) = self { return v.isNull }
         return false
+    }
+
+    /// The values of a list, none otherwise.
+    var listValues: [DatabaseValue] {
+        if case .list(let values) = self { return values }
+        return []
     }
 
     var fragment: SQLFragment {
@@ -60,6 +87,20 @@ enum SQLTerm {
                 "(" + values.map { SQLBuilder.placeholder(for: $0).sql }.joined(separator: ", ") + ")",
                 values.flatMap { SQLBuilder.placeholder(for: $0).arguments })
         case .expression(let f): f
+        case .folded(let f): f
+        }
+    }
+
+    /// A value, or every value of a list, folded (``TextFolding``); anything else as it is.
+    var foldedValue: SQLTerm {
+        func fold(_ value: DatabaseValue) -> DatabaseValue {
+            if case .string(let text) = value.storage { return TextFolding.fold(text).databaseValue }
+            return value
+        }
+        switch self {
+        case .value(let value): return .value(fold(value))
+        case .list(let values): return .list(values.map(fold))
+        default: return self
         }
     }
 
@@ -77,13 +118,28 @@ protocol FolioTranslatableExpression {
 protocol FolioPredicateVariable {}
 extension PredicateExpressions.Variable: FolioPredicateVariable {}
 
+/// A key path expression, seen without its generic types.
+protocol FolioKeyPathExpression {
+    /// The key path when it is applied to the record itself (`$0.title`), `nil` otherwise.
+    var attributeKeyPath: AnyKeyPath? { get }
+}
+
+extension PredicateExpressions.KeyPath: FolioKeyPathExpression {
+    var attributeKeyPath: AnyKeyPath? { root is any FolioPredicateVariable ? keyPath : nil }
+}
+
 extension PredicateExpressions.KeyPath: FolioTranslatableExpression {
     func sqlTerm<R>(_ t: PredicateTranslator<R>) throws -> SQLTerm {
-        guard root is any FolioPredicateVariable else {
-            throw FolioError.unsupportedPredicate(
-                expression: "KeyPath \(keyPath)", reason: "only attributes of the record itself can be used")
+        if root is any FolioPredicateVariable { return try t.column(keyPath) }
+        // `$0.title.folded`: the folded key of a folded attribute, kept in its own column.
+        if let attribute = (root as? any FolioKeyPathExpression)?.attributeKeyPath,
+            keyPath == \String.folded || keyPath == \String?.folded
+        {
+            return try t.foldedKey(ofAttributeAt: attribute)
         }
-        return try t.column(keyPath)
+        throw FolioError.unsupportedPredicate(
+            expression: "KeyPath \(keyPath)",
+            reason: "only attributes of the record itself, and their folded text (.folded), can be used")
     }
 }
 
@@ -112,7 +168,7 @@ extension PredicateExpressions.NilLiteral: FolioTranslatableExpression {
 
 extension PredicateExpressions.Equal: FolioTranslatableExpression {
     func sqlTerm<R>(_ t: PredicateTranslator<R>) throws -> SQLTerm {
-        let l = try t.term(lhs), r = try t.term(rhs)
+        let (l, r) = PredicateTranslator<R>.foldingValues(try t.term(lhs), try t.term(rhs))
         if l.isNull { return .expression(SQLFragment("(\(r.fragment.sql) IS NULL)", r.fragment.arguments)) }
         if r.isNull { return .expression(SQLFragment("(\(l.fragment.sql) IS NULL)", l.fragment.arguments)) }
         if case .value = r { return SQLTerm.combine(l, "=", r) }
@@ -123,7 +179,8 @@ extension PredicateExpressions.Equal: FolioTranslatableExpression {
 
 extension PredicateExpressions.NotEqual: FolioTranslatableExpression {
     func sqlTerm<R>(_ t: PredicateTranslator<R>) throws -> SQLTerm {
-        SQLTerm.combine(try t.term(lhs), "IS NOT", try t.term(rhs))  // nil != "a" is true, as in Swift
+        let (l, r) = PredicateTranslator<R>.foldingValues(try t.term(lhs), try t.term(rhs))
+        return SQLTerm.combine(l, "IS NOT", r)  // nil != "a" is true, as in Swift
     }
 }
 
@@ -138,7 +195,8 @@ extension PredicateExpressions.Comparison: FolioTranslatableExpression {
         @unknown default:
             throw FolioError.unsupportedPredicate(expression: "Comparison \(self.op)", reason: "unknown operator")
         }
-        return SQLTerm.combine(try t.term(lhs), op, try t.term(rhs))
+        let (l, r) = PredicateTranslator<R>.foldingValues(try t.term(lhs), try t.term(rhs))
+        return SQLTerm.combine(l, op, r)
     }
 }
 
@@ -165,8 +223,12 @@ extension PredicateExpressions.Negation: FolioTranslatableExpression {
 
 extension PredicateExpressions.NilCoalesce: FolioTranslatableExpression {
     func sqlTerm<R>(_ t: PredicateTranslator<R>) throws -> SQLTerm {
-        let l = try t.term(lhs).fragment, r = try t.term(rhs).fragment
-        return .expression(SQLFragment("coalesce(\(l.sql), \(r.sql))", l.arguments + r.arguments))
+        let (lhs, rhs) = PredicateTranslator<R>.foldingValues(try t.term(lhs), try t.term(rhs))
+        let l = lhs.fragment, r = rhs.fragment
+        let coalesced = SQLFragment("coalesce(\(l.sql), \(r.sql))", l.arguments + r.arguments)
+        // `$0.subtitle.folded ?? ""` is folded text still: what it is compared with is folded.
+        if case .folded = lhs { return .folded(coalesced) }
+        return .expression(coalesced)
     }
 }
 
@@ -212,9 +274,34 @@ extension PredicateExpressions.CollectionContainsCollection: FolioTranslatableEx
                 expression: "CollectionContainsCollection on \(Base.Output.self)", reason: "only String.contains(_:) is supported"
             )
         }
-        let base = try t.term(self.base).fragment, other = try t.term(self.other).fragment
-        // instr is exact and case-sensitive, like Swift's contains; LIKE would not be.
-        return .expression(SQLFragment("(instr(\(base.sql), \(other.sql)) > 0)", base.arguments + other.arguments))
+        let (baseTerm, otherTerm) = PredicateTranslator<R>.foldingValues(try t.term(self.base), try t.term(self.other))
+        return .expression(SQLTerm.contains(baseTerm, otherTerm))
+    }
+}
+
+extension SQLTerm {
+    /// `base` contains `other`: instr is exact and case-sensitive, like Swift's contains
+    /// (LIKE would not be); on folded text both sides are folded, which makes it `[cd]`.
+    static func contains(_ base: SQLTerm, _ other: SQLTerm) -> SQLFragment {
+        let base = base.fragment, other = other.fragment
+        return SQLFragment("(instr(\(base.sql), \(other.sql)) > 0)", base.arguments + other.arguments)
+    }
+
+    /// Folded text that starts with `prefix`, as a range of the folded key — `key >= prefix
+    /// AND key < next`, where `next` is the prefix with its last byte raised, the first
+    /// text of bytes after every text that starts with it — so that the key's index serves.
+    static func foldedStartsWith(_ key: SQLFragment, prefix: String) -> SQLFragment {
+        var upper = Array(prefix.utf8)
+        while upper.last == 0xFF { upper.removeLast() }
+        let low = SQLBuilder.textPlaceholder(bytes: Array(prefix.utf8))
+        guard let last = upper.popLast() else {
+            // The empty prefix: every text (and no NULL).
+            return SQLFragment("(\(key.sql) >= \(low.sql))", key.arguments + low.arguments)
+        }
+        let high = SQLBuilder.textPlaceholder(bytes: upper + [last + 1])
+        return SQLFragment(
+            "(\(key.sql) >= \(low.sql) AND \(key.sql) < \(high.sql))",
+            key.arguments + low.arguments + key.arguments + high.arguments)
     }
 }
 
@@ -224,9 +311,13 @@ extension PredicateExpressions.SequenceStartsWith: FolioTranslatableExpression {
             throw FolioError.unsupportedPredicate(
                 expression: "SequenceStartsWith on \(Base.Output.self)", reason: "only String.starts(with:) is supported")
         }
+        let (baseTerm, prefixTerm) = PredicateTranslator<R>.foldingValues(try t.term(self.base), try t.term(self.prefix))
+        if case .folded(let key) = baseTerm, case .value(let value) = prefixTerm, case .string(let text) = value.storage {
+            return .expression(SQLTerm.foldedStartsWith(key, prefix: text))
+        }
         // The first occurrence is at 1 exactly when base starts with prefix. Unlike
         // substr/length, instr compares every byte (length stops at a NUL).
-        let base = try t.term(self.base).fragment, prefix = try t.term(self.prefix).fragment
+        let base = baseTerm.fragment, prefix = prefixTerm.fragment
         return .expression(SQLFragment("(instr(\(base.sql), \(prefix.sql)) = 1)", base.arguments + prefix.arguments))
     }
 }
@@ -234,12 +325,14 @@ extension PredicateExpressions.SequenceStartsWith: FolioTranslatableExpression {
 extension PredicateExpressions.SequenceContains: FolioTranslatableExpression {
     func sqlTerm<R>(_ t: PredicateTranslator<R>) throws -> SQLTerm {
         let sequence = try t.term(self.sequence)
-        guard case .list(let values) = sequence else {
+        guard case .list(let listed) = sequence else {
             throw FolioError.unsupportedPredicate(
                 expression: "SequenceContains",
                 reason: "only membership in a literal array, like [a, b].contains($0.x), is supported")
         }
-        let element = try t.term(self.element).fragment
+        let elementTerm = try t.term(self.element)
+        let values = if case .folded = elementTerm { sequence.foldedValue.listValues } else { listed }
+        let element = elementTerm.fragment
         // `x IN (…, NULL)` is never true for a NULL x, while Swift finds nil in [a, nil].
         let nonNull = values.filter { !$0.isNull }
         let isNull = SQLFragment("(\(element.sql) IS NULL)", element.arguments)
@@ -251,3 +344,20 @@ extension PredicateExpressions.SequenceContains: FolioTranslatableExpression {
         return .expression(SQLFragment("(\(membership.sql) OR \(isNull.sql))", membership.arguments + isNull.arguments))
     }
 }
+
+#if canImport(Darwin)
+/// `localizedStandardContains` (SwiftData's search predicate) on a folded attribute is its
+/// folded `contains`, Core Data's `CONTAINS[cd]`. Untested: Apple's Foundation has this
+/// expression and Linux's does not, so this is compiled on Apple platforms only.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.StringLocalizedStandardContains: FolioTranslatableExpression {
+    func sqlTerm<T>(_ t: PredicateTranslator<T>) throws -> SQLTerm {
+        guard let keyPath = (root as? any FolioKeyPathExpression)?.attributeKeyPath else {
+            throw FolioError.unsupportedPredicate(
+                expression: "StringLocalizedStandardContains", reason: "only on an attribute of the record itself")
+        }
+        let key = try t.foldedKey(ofAttributeAt: keyPath)
+        return .expression(SQLTerm.contains(key, try t.term(other).foldedValue))
+    }
+}
+#endif

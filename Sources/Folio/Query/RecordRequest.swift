@@ -12,7 +12,8 @@ import Foundation
 ///
 /// Sorting is total and stable: Folio appends the rowid to the sort, so ties in the
 /// sort keys always come back in the same order. Strings sort by their UTF-8 bytes
-/// (SQLite's `BINARY` collation).
+/// (SQLite's `BINARY` collation); sort by `\.title.folded` for case- and
+/// diacritic-insensitive order (see <doc:SearchingAndSortingText>).
 public struct RecordRequest<R: PersistentRecord>: Sendable {
     /// Which records; `nil` for all. Translated to SQL; a part Folio cannot translate
     /// throws ``FolioError/unsupportedPredicate(expression:reason:)`` when the request is used.
@@ -20,8 +21,21 @@ public struct RecordRequest<R: PersistentRecord>: Sendable {
     /// - Complexity: the predicate is translated once per fetch, in time linear in the
     ///   size of its expression; SQLite then evaluates it (through an index when one serves).
     public var predicate: Predicate<R>?
+    /// A full-text search the records must also match (with the predicate), or `nil`.
+    ///
+    /// ```swift
+    /// request.search = TextSearch("ipad pro", matchingPrefixes: true)
+    /// ```
+    ///
+    /// - Complexity: one lookup in the entity's full-text index per fetch, O(matches); a
+    ///   live controller asks the index only about the rows each commit touched.
+    public var search: TextSearch<R>?
     /// The order. Required by ``FetchedResultsController``; a plain fetch without one
     /// orders by rowid.
+    ///
+    /// `SortDescriptor(\.title.folded)` sorts by the folded text of an attribute declared
+    /// `folded` ("Émile" beside "emile", not after "z"); ties between equal folded texts
+    /// are broken by the text's bytes, then by the next descriptors, then by rowid.
     ///
     /// - Complexity: a fetch costs one pass in index order when the first key is an
     ///   indexed attribute; otherwise SQLite sorts, O(n log n).
@@ -54,6 +68,7 @@ public struct RecordRequest<R: PersistentRecord>: Sendable {
     ///
     /// - Parameters:
     ///   - predicate: which records; `nil` for all.
+    ///   - search: a full-text search they must also match; `nil` for none.
     ///   - sortBy: the order; ties are broken by rowid.
     ///   - limit: at most this many results.
     ///   - offset: skip this many results first.
@@ -61,12 +76,14 @@ public struct RecordRequest<R: PersistentRecord>: Sendable {
     /// - Complexity: O(1); nothing is validated or translated until the request is used.
     public init(
         predicate: Predicate<R>? = nil,
+        search: TextSearch<R>? = nil,
         sortBy: [SortDescriptor<R>] = [],
         limit: Int? = nil,
         offset: Int? = nil,
         batchSize: Int = 0
     ) {
         self.predicate = predicate
+        self.search = search
         self.sortBy = sortBy
         self.limit = limit
         self.offset = offset
@@ -87,7 +104,10 @@ struct OrderTerm: Sendable, Hashable {
 struct CompiledQuery: Sendable, Hashable {
     var table: String
     var columns: [String]
-    var filter: SQLFragment?
+    /// The predicate's translation.
+    var predicate: SQLFragment?
+    /// The full-text search, when the request has one with words.
+    var search: SearchClause?
     /// The sort, ending with the rowid so that the order is total.
     var order: [OrderTerm]
     var limit: Int?
@@ -95,9 +115,22 @@ struct CompiledQuery: Sendable, Hashable {
 
     var isWindowed: Bool { limit != nil || (offset ?? 0) > 0 }
 
+    /// The search's full-text query when results are ranked by it.
+    var rankingQuery: String? { search.flatMap { $0.ranked ? $0.query : nil } }
+
+    /// Everything that selects the rows: the predicate and the search, both required.
+    var filter: SQLFragment? {
+        guard let query = search?.query else { return predicate }
+        let match = SQLBuilder.searchFilter(table: table, query: query)
+        guard let predicate else { return match }
+        return SQLFragment("(\(predicate.sql) AND \(match.sql))", predicate.arguments + match.arguments)
+    }
+
     /// Everything that decides the results, for cache validation.
     var fingerprint: String {
-        var text = "table=\(table);filter=\(filter?.fingerprint ?? "-");order="
+        var text = "table=\(table);filter=\(filter?.fingerprint ?? "-");"
+        if rankingQuery != nil { text += "ranked;" }
+        text += "order="
         text += order.map { "\($0.column) \($0.descending ? "DESC" : "ASC")" }.joined(separator: ",")
         text += ";limit=\(limit.map(String.init) ?? "-");offset=\(offset.map(String.init) ?? "-")"
         return text
@@ -118,17 +151,48 @@ extension RecordRequest {
             guard let keyPath = descriptor.keyPath else {
                 throw FolioError.unsupportedSortDescriptor(entity: entity.name, description: "\(descriptor)")
             }
+            let descending = descriptor.order == .reverse
+            if let attribute = try entity.foldedAttribute(for: keyPath) ?? Self.localizedSortAttribute(descriptor) {
+                // The folded key, then the text's bytes: equal folded texts in a fixed order.
+                order.append(
+                    OrderTerm(column: ColumnSchema.foldedKeyColumn(of: attribute.column), type: .string, descending: descending))
+                order.append(OrderTerm(column: attribute.column, type: .string, descending: descending))
+                continue
+            }
             let column = try entity.column(for: keyPath)
             let type = entity.attribute(for: keyPath)?.type
-            order.append(OrderTerm(column: column, type: type, descending: descriptor.order == .reverse))
+            order.append(OrderTerm(column: column, type: type, descending: descending))
         }
         if order.last?.column != "id" {
             // Ties are broken by rowid, in the direction of the last key.
             order.append(OrderTerm(column: "id", type: .integer, descending: order.last?.descending ?? false))
         }
         let filter = try predicate.map { try PredicateTranslator(entity: entity).translate($0) }
+        let search = try search.map { try $0.compile() }
         return CompiledQuery(
-            table: entity.name, columns: entity.attributes.map(\.column),
-            filter: filter, order: order, limit: limit, offset: offset)
+            table: entity.name, columns: entity.attributes.map(\.column), predicate: filter,
+            search: search.flatMap { $0.query == nil ? nil : $0 }, order: order, limit: limit, offset: offset)
+    }
+}
+
+extension RecordRequest {
+    /// On Apple platforms, a `SortDescriptor` with a localized string comparator
+    /// (`.localized` or `.localizedStandard`, the default there for `String` key paths) on a
+    /// folded attribute sorts by its folded key, as `\.title.folded` does. Untested: this
+    /// path is compiled on Apple platforms only; Linux's Foundation has only `.lexical`.
+    static func localizedSortAttribute(_ descriptor: SortDescriptor<R>) -> AttributeDescription<R>? {
+        #if canImport(Darwin)
+        guard let comparator = descriptor.stringComparator, let keyPath = descriptor.keyPath,
+            let attribute = R.entity.attribute(for: keyPath), attribute.isFolded
+        else { return nil }
+        let unordered = String.StandardComparator(comparator, order: .forward)
+        guard
+            unordered == String.StandardComparator(.localizedStandard, order: .forward)
+                || unordered == String.StandardComparator(.localized, order: .forward)
+        else { return nil }
+        return attribute
+        #else
+        return nil
+        #endif
     }
 }

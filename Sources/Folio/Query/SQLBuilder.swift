@@ -73,7 +73,7 @@ enum SQLBuilder {
 
     static func createTable(_ schema: EntitySchema) -> [String] {
         var statements = [createTableOnly(schema, named: schema.name)]
-        for c in schema.columns where c.isIndexed {
+        for c in schema.storedColumns where c.isIndexed {
             statements.append(createIndex(table: schema.name, column: c))
         }
         return statements + changeTriggers(table: schema.name).map(\.sql)
@@ -85,7 +85,7 @@ enum SQLBuilder {
         // AUTOINCREMENT: a deleted record's rowid is never given to another record, so a
         // stale identifier can only read as nil, never as someone else.
         var columns = ["\(quote("id")) INTEGER PRIMARY KEY AUTOINCREMENT"]
-        for c in schema.columns {
+        for c in schema.storedColumns {
             columns.append("\(quote(c.name)) \(c.type.sqlType)\(c.isOptional ? "" : " NOT NULL")")
         }
         return "CREATE TABLE \(quote(table)) (\(columns.joined(separator: ", ")))"
@@ -151,7 +151,29 @@ enum SQLBuilder {
     }
 
     static func orderBy(_ q: CompiledQuery) -> String {
-        " ORDER BY " + q.order.map { quote($0.column) + ($0.descending ? " DESC" : "") }.joined(separator: ", ")
+        let terms = q.order.map { quote($0.column) + ($0.descending ? " DESC" : "") }
+        return " ORDER BY " + (q.rankingQuery == nil ? terms : ["folio_search_rank"] + terms).joined(separator: ", ")
+    }
+
+    /// `FROM table WHERE filter` — or, for a search ranked by relevance, the table joined
+    /// with the full-text matches and their rank (`folio_search_rank`, which ``orderBy(_:)``
+    /// puts first; the names cannot clash with an attribute's, which never start with `folio_`).
+    static func source(_ q: CompiledQuery) -> (sql: String, arguments: [DatabaseValue]) {
+        guard let ranking = q.rankingQuery else {
+            let (whereSQL, whereArgs) = whereClause(q)
+            return (" FROM \(quote(q.table))\(whereSQL)", whereArgs)
+        }
+        let fts = quote(searchTable(q.table))
+        var conditions = ["\(quote("id")) = folio_search_rowid"]
+        var arguments = [ranking.databaseValue]
+        if let predicate = q.predicate {
+            conditions.append(predicate.sql)
+            arguments += predicate.arguments
+        }
+        return (
+            " FROM \(quote(q.table)), (SELECT rowid AS folio_search_rowid, rank AS folio_search_rank FROM \(fts) WHERE \(fts) MATCH ?) WHERE "
+                + conditions.joined(separator: " AND "), arguments
+        )
     }
 
     static func window(_ q: CompiledQuery) -> (String, [DatabaseValue]) {
@@ -168,21 +190,21 @@ enum SQLBuilder {
 
     /// The identifiers in order, optionally with a section value: the scan behind every batched fetch.
     static func identifiers(_ q: CompiledQuery, section: SQLFragment? = nil, windowed: Bool = true) -> SQLFragment {
-        let (whereSQL, whereArgs) = whereClause(q)
+        let (sourceSQL, sourceArgs) = source(q)
         let (windowSQL, windowArgs) = windowed ? window(q) : ("", [])
         let select = section.map { "\(quote("id")), \($0.sql)" } ?? quote("id")
         return SQLFragment(
-            "SELECT \(select) FROM \(quote(q.table))\(whereSQL)\(orderBy(q))\(windowSQL)",
-            (section?.arguments ?? []) + whereArgs + windowArgs)
+            "SELECT \(select)\(sourceSQL)\(orderBy(q))\(windowSQL)",
+            (section?.arguments ?? []) + sourceArgs + windowArgs)
     }
 
     /// Whole records in order (fetches without a batch size).
     static func records(_ q: CompiledQuery) -> SQLFragment {
-        let (whereSQL, whereArgs) = whereClause(q)
+        let (sourceSQL, sourceArgs) = source(q)
         let (windowSQL, windowArgs) = window(q)
         return SQLFragment(
-            "SELECT \(recordColumns(q)) FROM \(quote(q.table))\(whereSQL)\(orderBy(q))\(windowSQL)",
-            whereArgs + windowArgs)
+            "SELECT \(recordColumns(q))\(sourceSQL)\(orderBy(q))\(windowSQL)",
+            sourceArgs + windowArgs)
     }
 
     static func count(_ q: CompiledQuery) -> SQLFragment {
@@ -284,6 +306,139 @@ enum SQLBuilder {
         SQLFragment("substr(\(quote(column)), 1, 1)")
     }
 
+    // MARK: Folded keys
+
+    /// Rows whose folded keys another writer made stale, noted by the triggers of
+    /// ``foldedKeyTriggers(_:)`` and fixed up by Folio at its next access (``FoldedKeys``).
+    /// A rowid table without constraints, so that a trigger's insert can never fail.
+    static let staleKeysTable = "folio_stale_keys"
+    static let createStaleKeys = "CREATE TABLE IF NOT EXISTS \(staleKeysTable) (entity TEXT NOT NULL, row INTEGER NOT NULL)"
+    static let staleRows = "SELECT DISTINCT row FROM \(staleKeysTable) WHERE entity = ? ORDER BY row"
+    static let hasStaleRows = "SELECT EXISTS (SELECT 1 FROM \(staleKeysTable) WHERE entity = ?)"
+    static let clearStaleRows = "DELETE FROM \(staleKeysTable) WHERE entity = ?"
+
+    /// The `folio_metadata` key that records the folding version of an entity's folded keys.
+    static func foldingVersionKey(_ entity: String) -> String { "folding_version:" + entity }
+
+    /// The two triggers that note, in ``staleKeysTable``, a row whose folded keys do not
+    /// follow its text: written by another program (the `sqlite3` shell, raw SQL) that
+    /// changed a folded column without its key, or set a key `NULL` beside a value, or left
+    /// it `NULL`. SQLite built-ins only, so every other writer keeps working. Folio's own
+    /// writes set the keys with the text; a change of case alone (where the key stays) is
+    /// noted too, and the fix-up finds nothing to change.
+    static func foldedKeyTriggers(_ schema: EntitySchema) -> [(name: String, sql: String)] {
+        let table = schema.name
+        let pairs = schema.foldedColumns
+        guard !pairs.isEmpty else { return [] }
+        func q(_ row: String, _ column: String) -> String { "\(row).\(quote(column))" }
+        let mismatch = pairs.map { "((\(q("NEW", $0.key)) IS NULL) <> (\(q("NEW", $0.source)) IS NULL))" }
+        let changed = pairs.map {
+            "(\(q("NEW", $0.source)) IS NOT \(q("OLD", $0.source)) AND \(q("NEW", $0.key)) IS \(q("OLD", $0.key)))"
+        }
+        let note = "INSERT INTO \(staleKeysTable) (entity, row) VALUES ('\(table)', NEW.\(quote("id")))"
+        let columns = pairs.flatMap { [quote($0.source), quote($0.key)] }.joined(separator: ", ")
+        return [
+            (
+                "folio_\(table)_fold_ins",
+                "CREATE TRIGGER \(quote("folio_\(table)_fold_ins")) AFTER INSERT ON \(quote(table)) WHEN \(mismatch.joined(separator: " OR ")) BEGIN \(note); END"
+            ),
+            (
+                "folio_\(table)_fold_upd",
+                "CREATE TRIGGER \(quote("folio_\(table)_fold_upd")) AFTER UPDATE OF \(columns) ON \(quote(table)) WHEN \((changed + mismatch).joined(separator: " OR ")) BEGIN \(note); END"
+            ),
+        ]
+    }
+
+    /// The folded columns and their keys of rows, by rowid: `id, source1, key1, source2, key2…`.
+    static func foldedValues(table: String, pairs: [(source: String, key: String)], range: Bool) -> String {
+        let columns = pairs.flatMap { [quote($0.source), quote($0.key)] }.joined(separator: ", ")
+        let filter =
+            range
+            ? "\(quote("id")) > ? ORDER BY \(quote("id")) LIMIT ?"
+            : "\(quote("id")) = ?"
+        return "SELECT \(quote("id")), \(columns) FROM \(quote(table)) WHERE \(filter)"
+    }
+
+    /// Sets the folded keys of one row: `key1 = ?, key2 = ?… WHERE id = ?`.
+    static func writeFoldedKeys(table: String, keys: [String]) -> String {
+        "UPDATE \(quote(table)) SET " + keys.map { "\(quote($0)) = ?" }.joined(separator: ", ") + " WHERE \(quote("id")) = ?"
+    }
+
+    // MARK: Full-text search
+
+    /// An entity's full-text index: an FTS5 table of the folded keys of its searchable
+    /// attributes, kept by the triggers of ``searchTriggers(_:)``. It keeps its own copy of
+    /// the keys (not an external-content table): a row removed without a delete trigger
+    /// (`REPLACE` by a connection without recursive triggers) can then never leave words
+    /// behind that a later `delete` would have to name exactly.
+    static func searchTable(_ entity: String) -> String { "folio_\(entity)_fts" }
+
+    /// How the index splits text into words: letters, digits and marks (Unicode 6.1
+    /// categories) make words, everything else separates them. No diacritic removal or
+    /// case folding of its own beyond what the folded keys already have.
+    static let searchTokenizer = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'"
+
+    static func createSearchTable(_ schema: EntitySchema) -> String {
+        let columns = schema.searchableKeyColumns.joined(separator: ", ")
+        let tokenizer = searchTokenizer.replacingOccurrences(of: "'", with: "''")
+        return "CREATE VIRTUAL TABLE \(quote(searchTable(schema.name))) USING fts5(\(columns), tokenize = '\(tokenizer)')"
+    }
+
+    /// The three triggers that keep the full-text index equal to the table's searchable
+    /// folded keys, whoever writes. Each removes a row's entry before adding it again, so a
+    /// stale entry under the same rowid never survives.
+    static func searchTriggers(_ schema: EntitySchema) -> [(name: String, sql: String)] {
+        let table = schema.name, fts = quote(searchTable(schema.name))
+        let keys = schema.searchableKeyColumns
+        guard !keys.isEmpty else { return [] }
+        let id = quote("id")
+        let columns = (["rowid"] + keys.map(quote)).joined(separator: ", ")
+        let values = (["NEW.\(id)"] + keys.map { "NEW.\(quote($0))" }).joined(separator: ", ")
+        let add = "DELETE FROM \(fts) WHERE rowid = NEW.\(id); INSERT INTO \(fts) (\(columns)) VALUES (\(values));"
+        let changed = (["OLD.\(id) IS NOT NEW.\(id)"] + keys.map { "OLD.\(quote($0)) IS NOT NEW.\(quote($0))" }).joined(
+            separator: " OR ")
+        return [
+            (
+                "folio_\(table)_fts_ins",
+                "CREATE TRIGGER \(quote("folio_\(table)_fts_ins")) AFTER INSERT ON \(quote(table)) BEGIN \(add) END"
+            ),
+            (
+                "folio_\(table)_fts_del",
+                "CREATE TRIGGER \(quote("folio_\(table)_fts_del")) AFTER DELETE ON \(quote(table)) BEGIN DELETE FROM \(fts) WHERE rowid = OLD.\(id); END"
+            ),
+            (
+                "folio_\(table)_fts_upd",
+                "CREATE TRIGGER \(quote("folio_\(table)_fts_upd")) AFTER UPDATE ON \(quote(table)) WHEN \(changed) BEGIN DELETE FROM \(fts) WHERE rowid = OLD.\(id); \(add) END"
+            ),
+        ]
+    }
+
+    /// Fills a new full-text index from the table's folded keys.
+    static func fillSearchTable(_ schema: EntitySchema) -> String {
+        let keys = schema.searchableKeyColumns.map(quote)
+        return
+            "INSERT INTO \(quote(searchTable(schema.name))) (rowid, \(keys.joined(separator: ", "))) SELECT \(quote("id")), \(keys.joined(separator: ", ")) FROM \(quote(schema.name))"
+    }
+
+    /// The names of the triggers Folio derives from an entity's folded and searchable
+    /// attributes, whatever they are (to drop them before a migration changes the table).
+    static func derivedTriggerNames(table: String) -> [String] {
+        ["fold_ins", "fold_upd", "fts_ins", "fts_del", "fts_upd"].map { "folio_\(table)_\($0)" }
+    }
+
+    static func dropVirtualTable(_ name: String) -> String { "DROP TABLE IF EXISTS \(quote(name))" }
+
+    /// `id IN (the rows the full-text query matches)`: the search as a filter.
+    static func searchFilter(table: String, query: String) -> SQLFragment {
+        let fts = quote(searchTable(table))
+        return SQLFragment("(\(quote("id")) IN (SELECT rowid FROM \(fts) WHERE \(fts) MATCH ?))", [query.databaseValue])
+    }
+
+    /// A text placeholder for arbitrary bytes (a prefix's upper bound need not be UTF-8).
+    static func textPlaceholder(bytes: [UInt8]) -> SQLFragment {
+        SQLFragment("CAST(? AS TEXT)", [Data(bytes).databaseValue])
+    }
+
     // MARK: Migrations
 
     static let modelVersionKey = "model_version"
@@ -324,8 +479,10 @@ enum SQLBuilder {
     /// check the schema compiles, never to run them.
     static func quoteAnyName(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
     /// The tables and views of the file, but SQLite's own.
+    /// (Folio's own tables — metadata, stale keys, full-text indexes and FTS5's tables behind
+    /// them — are left out: none of them has a trigger or view of the app's.)
     static let schemaObjects =
-        "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
+        "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'folio\\_%' ESCAPE '\\' ORDER BY name"
     /// Statements that, prepared, compile a table's triggers (every `UPDATE OF` column is set).
     static func compileChecks(table: String, columns: [String]) -> [String] {
         let name = quoteAnyName(table)

@@ -18,6 +18,7 @@ enum SchemaCheck {
         // New, made elsewhere (adopted), or Folio's own from any version: the change
         // triggers become exactly the current ones, and the metadata row is there.
         try InternalSchema.installChangeTriggers(table: schema.name, db)
+        try FoldedKeys.prepare(schema, in: db)
         try db.execute(sql: SQLBuilder.writeMetadata, arguments: [schema.name, schema.versionHash, json])
     }
 
@@ -40,7 +41,7 @@ enum SchemaCheck {
             differences.append("missing column 'id' (INTEGER PRIMARY KEY)")
         }
         var declared: Set<String> = ["id"]
-        for column in schema.columns {
+        for column in schema.storedColumns {
             declared.insert(column.name.lowercased())
             guard let found = actual[column.name.lowercased()] else {
                 differences.append("missing column '\(column.name)' (\(column.type.sqlType))")
@@ -63,7 +64,7 @@ enum SchemaCheck {
         for row in try Row.fetchAll(db, sql: SQLBuilder.indexList, arguments: [schema.name]) {
             indexes[row[0]] = (row[1] as Int) != 0
         }
-        for column in schema.columns where column.isIndexed {
+        for column in schema.storedColumns where column.isIndexed {
             let name = SQLBuilder.indexName(schema.name, column.name)
             if let unique = indexes[name] {
                 if unique != column.isUnique {
@@ -75,7 +76,7 @@ enum SchemaCheck {
                 differences.append("missing index on '\(column.name)'")
             }
         }
-        for column in schema.columns where !column.isIndexed {
+        for column in schema.storedColumns where !column.isIndexed {
             if indexes[SQLBuilder.indexName(schema.name, column.name)] != nil {
                 differences.append("column '\(column.name)' has an index, declared without one")
             }

@@ -33,6 +33,9 @@ public final class Store: Sendable {
     let writer: any DatabaseWriter
     let hub: ChangeHub
     let schemas: [String: EntitySchema]
+    /// The entities with folded attributes, by name: their keys are fixed up at every access
+    /// (see ``FoldedKeys``).
+    let foldedSchemas: [String: EntitySchema]
     /// PersistentRecord types found to match `schemas`, with their write statements (``writeSQL(for:)``).
     private let checkedEntities = Locked<[ObjectIdentifier: EntityWriteSQL]>([:])
     private let removeOnDeinit: URL?
@@ -155,6 +158,7 @@ public final class Store: Sendable {
         self.diagnostics = diagnostics
         self.writer = writer
         self.schemas = schemas
+        self.foldedSchemas = schemas.filter { $0.value.hasFoldedColumns }
         self.removeOnDeinit = removeOnDeinit
         self.cacheDirectory =
             cacheDirectory
@@ -266,7 +270,7 @@ public final class Store: Sendable {
         guard let schema = schemas[entity.name], schema == entity.schema else {
             throw FolioError.unknownEntity(String(describing: R.self))
         }
-        let columns = entity.attributes.map { $0.column }
+        let columns = entity.storedColumnNames
         let sql = EntityWriteSQL(
             insert: SQLBuilder.insert(table: entity.name, columns: columns),
             insertWithID: SQLBuilder.insertWithID(table: entity.name, columns: columns),
@@ -343,6 +347,7 @@ public final class Store: Sendable {
         try folio {
             try writer.writeWithoutTransaction { db in
                 try checkModelUnchanged(db)
+                try fixUpFoldedKeysInTransaction(db)
                 try hub.synchronize(db)
             }
         }
@@ -360,7 +365,94 @@ public final class Store: Sendable {
                 let hub = self.hub
                 try? await self.writer.writeWithoutTransaction { db in
                     try self.checkModelUnchanged(db)
+                    try self.fixUpFoldedKeysInTransaction(db)
                     try hub.synchronize(db)
+                }
+            }
+        }
+    }
+
+    // MARK: Folded keys
+
+    /// Fixes the folded keys that other writers made stale (``FoldedKeys``), in the
+    /// caller's write transaction: at the end of every write, so that what it commits (raw
+    /// SQL included) and what other processes wrote before it are consistent.
+    func fixUpFoldedKeys(_ db: Database) throws {
+        guard !foldedSchemas.isEmpty else { return }
+        try FoldedKeys.fixUp(foldedSchemas.values.sorted { $0.name < $1.name }, db)
+    }
+
+    /// The same in a transaction of its own, outside any (synchronize): a commit that
+    /// controllers follow like any other, when there was anything to fix.
+    func fixUpFoldedKeysInTransaction(_ db: Database) throws {
+        guard !foldedSchemas.isEmpty else { return }
+        try db.inTransaction(.immediate) {
+            try fixUpFoldedKeys(db)
+            return .commit
+        }
+    }
+
+    /// Runs `body` in a read transaction in which no row of `table` has a stale folded key:
+    /// when one has (another process wrote), the keys are fixed up first — a write, an
+    /// ordinary commit that live controllers follow — and the read runs again. For tables
+    /// without folded attributes, a plain read.
+    func readWithCurrentKeys<T>(_ table: String, _ body: (Database) throws -> T) throws -> T {
+        guard let schema = foldedSchemas[table] else { return try readSync(body) }
+        for _ in 0..<3 {
+            var stale = false
+            let result: T? = try readSync { db -> T? in
+                stale = try FoldedKeys.hasStaleRows(schema, db)
+                return stale ? nil : try body(db)
+            }
+            if !stale, let result { return result }
+            try fixUpStaleKeys()
+        }
+        // Another writer keeps making keys stale: read what is there.
+        return try readSync(body)
+    }
+
+    /// `readWithCurrentKeys(_:_:)` without blocking the caller's thread.
+    func readWithCurrentKeys<T: Sendable>(_ table: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        guard let schema = foldedSchemas[table] else { return try await read(body) }
+        for _ in 0..<3 {
+            let result: (stale: Bool, value: T?) = try await read { db in
+                if try FoldedKeys.hasStaleRows(schema, db) { return (true, nil) }
+                return (false, try body(db))
+            }
+            if !result.stale, let value = result.value { return value }
+            try await fixUpStaleKeys()
+        }
+        return try await read(body)
+    }
+
+    /// Fixes the folded keys of `table` up when rows are noted stale (before a read that
+    /// reports progress as it goes, and so cannot run twice).
+    func fixUpIfStale(_ table: String) async throws {
+        guard let schema = foldedSchemas[table] else { return }
+        if try await read({ db in try FoldedKeys.hasStaleRows(schema, db) }) { try await fixUpStaleKeys() }
+    }
+
+    private func fixUpStaleKeys() throws {
+        try requireOpen(writing: true)
+        try folio {
+            try writer.write { db in
+                try marked(writing: true) {
+                    try checkNotMoved(db)
+                    try checkModelUnchanged(db)
+                    try fixUpFoldedKeys(db)
+                }
+            }
+        }
+    }
+
+    private func fixUpStaleKeys() async throws {
+        try requireOpen(writing: true)
+        try await folio {
+            try await writer.write { db in
+                try self.marked(writing: true) {
+                    try self.checkNotMoved(db)
+                    try self.checkModelUnchanged(db)
+                    try self.fixUpFoldedKeys(db)
                 }
             }
         }
@@ -456,7 +548,9 @@ public final class Store: Sendable {
                 try marked(writing: true) {
                     try checkNotMoved(db)
                     try checkModelUnchanged(db)
-                    return try body(WriteTransaction(db: db, store: self))
+                    let result = try body(WriteTransaction(db: db, store: self))
+                    try fixUpFoldedKeys(db)
+                    return result
                 }
             }
         }
@@ -474,7 +568,9 @@ public final class Store: Sendable {
                 try self.marked(writing: true) {
                     try self.checkNotMoved(db)
                     try self.checkModelUnchanged(db)
-                    return try body(WriteTransaction(db: db, store: self))
+                    let result = try body(WriteTransaction(db: db, store: self))
+                    try self.fixUpFoldedKeys(db)
+                    return result
                 }
             }
         }

@@ -85,7 +85,7 @@ public struct WriteTransaction {
             throw FolioError.invalidArgument(
                 "upsert needs a unique attribute; '\(attribute.column)' of '\(entity.name)' is not unique")
         }
-        let columns = entity.attributes.map(\.column)
+        let columns = entity.storedColumnNames
         let values = try entity.writableValues(record)
         let id: Int64? = try folio {
             let statement = try database.cachedStatement(
@@ -110,13 +110,20 @@ public struct WriteTransaction {
         try store.requireEntity(R.self)
         guard !assignments.isEmpty else { throw FolioError.invalidArgument("updateAll needs at least one assignment") }
         let entity = R.entity
-        let columns = try assignments.map { try entity.column(for: $0.keyPath) }
+        var columns = try assignments.map { try entity.column(for: $0.keyPath) }
         if columns.contains("id") { throw FolioError.invalidArgument("updateAll cannot assign the id") }
         for (column, assignment) in zip(columns, assignments) { try entity.checkWritable(assignment.value, column: column) }
+        var values = assignments.map(\.value)
+        // A folded attribute's key is set with it.
+        for (column, value) in zip(columns, values)
+        where entity.attributes.contains(where: { $0.column == column && $0.isFolded }) {
+            columns.append(ColumnSchema.foldedKeyColumn(of: column))
+            values.append(EntityDescription<R>.foldedKey(of: value))
+        }
         let filter = try predicate.map { try PredicateTranslator(entity: entity).translate($0) }
         let sql = SQLBuilder.updateAll(table: entity.name, assignments: columns, filter: filter)
         try folio {
-            try run(sql, assignments.map(\.value) + (filter?.arguments ?? []))
+            try run(sql, values + (filter?.arguments ?? []))
         }
         return database.changesCount
     }
@@ -144,12 +151,14 @@ public struct WriteTransaction {
     /// Every matching record, loaded now, in the transaction.
     public func fetchAll<R: PersistentRecord>(_ request: RecordRequest<R>) throws -> [R] {
         try store.requireEntity(R.self)
+        try store.fixUpFoldedKeys(database)
         return try store.fetchRecords(request.compile(), in: database)
     }
 
     /// The number of matching records, in the transaction.
     public func count<R: PersistentRecord>(_ request: RecordRequest<R>) throws -> Int {
         try store.requireEntity(R.self)
+        try store.fixUpFoldedKeys(database)
         let fragment = SQLBuilder.count(try request.compile())
         return try folio { try Int.fetchOne(database, sql: fragment.sql, arguments: fragment.statementArguments) ?? 0 }
     }

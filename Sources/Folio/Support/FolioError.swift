@@ -15,6 +15,13 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsupportedPredicate(expression: String, reason: String)
     /// A key path that is not an attribute of the entity.
     case unknownKeyPath(entity: String, keyPath: String)
+    /// A predicate, sort descriptor or section key uses the folded text of an attribute
+    /// (`\.title.folded`, or `localizedStandardContains` on Apple platforms) that is not
+    /// declared `folded` (``AttributeDescription/isFolded``): Folio keeps no folded keys for it.
+    case attributeNotFolded(entity: String, attribute: String)
+    /// A ``TextSearch`` names an attribute that is not declared `searchable`, or searches an
+    /// entity that has none (``AttributeDescription/isSearchable``).
+    case attributeNotSearchable(entity: String, attribute: String?)
     /// A fetch request without a sort descriptor where one is required.
     case missingSortDescriptor(entity: String)
     /// A sort descriptor Folio cannot translate (no key path).
@@ -102,6 +109,12 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
             "Unsupported predicate expression \(expression): \(reason)"
         case .unknownKeyPath(let entity, let keyPath):
             "The key path \(keyPath) is not an attribute of '\(entity)'"
+        case .attributeNotFolded(let entity, let attribute):
+            "The attribute '\(attribute)' of '\(entity)' is not folded: declare it with AttributeDescription(…, folded: true) (a new model version for an existing file) to match, sort or section it case- and diacritic-insensitively"
+        case .attributeNotSearchable(let entity, let attribute?):
+            "The attribute '\(attribute)' of '\(entity)' is not in its full-text index: declare it with AttributeDescription(…, searchable: true) (a new model version for an existing file)"
+        case .attributeNotSearchable(let entity, nil):
+            "The entity '\(entity)' has no full-text index: declare its text attributes with AttributeDescription(…, searchable: true) (a new model version for an existing file)"
         case .missingSortDescriptor(let entity):
             "A fetch request on '\(entity)' needs at least one sort descriptor"
         case .unsupportedSortDescriptor(let entity, let description):

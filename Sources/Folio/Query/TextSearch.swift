@@ -1,0 +1,172 @@
+import Foundation
+
+/// A full-text search: the records whose searchable attributes contain the words of a text,
+/// typed by a user, case- and diacritic-insensitively.
+///
+/// Set it as a request's ``RecordRequest/search``; it is combined with the request's
+/// predicate (both must hold) and works everywhere a request does — fetches, counts,
+/// background fetches, and live controllers, whose change sets include the rows that come
+/// to match or stop matching.
+///
+/// ```swift
+/// var request = RecordRequest<Article>(
+///     predicate: #Predicate { $0.isRead == false },
+///     sortBy: [SortDescriptor(\.published, order: .reverse)])
+/// request.search = TextSearch("ipad pro", matchingPrefixes: true)   // as the user types
+/// ```
+///
+/// How the text is read — never as SQL or FTS5 syntax, so no input is an error:
+/// - Words are separated by spaces; every word must appear (in any searchable attribute,
+///   or in one of ``attributes``).
+/// - A word ending with `*` matches the words it begins (`ipa*` finds "iPad"); with
+///   ``matchesPrefixes`` every word does.
+/// - Text in double quotes is a phrase: its words must appear one after the other. A quote
+///   that is not closed runs to the end of the text.
+/// - Everything else is plain text: `AND`, `OR`, `NOT`, `NEAR`, parentheses, `:`, `^`, `+`
+///   and `-` are searched as written, never interpreted.
+/// - The words are folded (``Swift/String/folded``) as the index is: "Café" finds "cafe",
+///   "STRASSE" finds "Straße". Inside a word, characters other than letters, digits and
+///   marks separate words as the index does: `iPad-Pro` is the phrase "ipad pro".
+/// - A word with no letter or digit (`-`, `🙂`) is left out; a search with no word left
+///   matches every record.
+///
+/// Searches need the entity's full-text index: declare its text attributes with
+/// `AttributeDescription(\.title, searchable: true)`. See <doc:SearchingAndSortingText>.
+// @unchecked Sendable: the key paths are immutable values; nothing else is mutable state.
+public struct TextSearch<R: PersistentRecord>: @unchecked Sendable {
+    /// The text to search for, as the user typed it.
+    public var text: String
+    /// The searchable attributes to search in; empty for all of the entity's.
+    public var attributes: [PartialKeyPath<R>]
+    /// Whether every word matches the words it begins, not only words ending with `*`:
+    /// what a search field that filters as the user types wants.
+    public var matchesPrefixes: Bool
+    /// Whether results come in order of relevance (SQLite's `bm25`), best first, before the
+    /// request's sort descriptors. For one-shot fetches only: a live controller throws
+    /// ``FolioError/invalidArgument(_:)``, since a record's relevance changes with every
+    /// other record written.
+    public var ranksByRelevance: Bool
+
+    /// Creates a search.
+    ///
+    /// - Parameters:
+    ///   - text: the text to search for, as typed; see ``TextSearch`` for how it is read.
+    ///   - attributes: the searchable attributes to search in; empty (the default) for all.
+    ///   - matchingPrefixes: every word also matches the words it begins.
+    ///   - rankedByRelevance: order the results by relevance first (one-shot fetches only).
+    public init(
+        _ text: String, in attributes: [PartialKeyPath<R>] = [], matchingPrefixes: Bool = false,
+        rankedByRelevance: Bool = false
+    ) {
+        self.text = text
+        self.attributes = attributes
+        self.matchesPrefixes = matchingPrefixes
+        self.ranksByRelevance = rankedByRelevance
+    }
+
+    /// The search as a full-text query on `entity`'s index, and whether it ranks.
+    func compile() throws -> SearchClause {
+        let entity = R.entity
+        let searchable = entity.attributes.filter(\.isSearchable)
+        guard !searchable.isEmpty else { throw FolioError.attributeNotSearchable(entity: entity.name, attribute: nil) }
+        var columns: [String] = []
+        for keyPath in attributes {
+            guard let attribute = entity.attribute(for: keyPath) else {
+                throw FolioError.unknownKeyPath(entity: entity.name, keyPath: String(describing: keyPath))
+            }
+            guard attribute.isSearchable else {
+                throw FolioError.attributeNotSearchable(entity: entity.name, attribute: attribute.column)
+            }
+            let key = ColumnSchema.foldedKeyColumn(of: attribute.column)
+            if !columns.contains(key) { columns.append(key) }
+        }
+        let terms = SearchText.terms(of: text, prefixes: matchesPrefixes)
+        return SearchClause(
+            table: entity.name, query: terms.isEmpty ? nil : SearchText.query(terms, columns: columns),
+            ranked: ranksByRelevance)
+    }
+}
+
+/// A compiled ``TextSearch``: the FTS5 query on an entity's index (`nil` when the text has
+/// no word: every record matches), and whether results are ranked.
+struct SearchClause: Sendable, Hashable {
+    var table: String
+    var query: String?
+    var ranked: Bool
+}
+
+/// Reads a user's search text into FTS5 query terms (``TextSearch`` documents the rules).
+enum SearchText {
+    struct Term: Equatable {
+        /// The folded words, one after the other (one word, or a phrase).
+        var text: String
+        var prefix: Bool
+    }
+
+    /// The terms of `text`: words and phrases, folded, without the ones that have no word
+    /// character for the index.
+    static func terms(of text: String, prefixes: Bool) -> [Term] {
+        var terms: [Term] = []
+        var scalars = Array(text.unicodeScalars)
+        // NUL separates words in the index; it would end the query text early.
+        for index in scalars.indices where scalars[index] == "\u{0}" { scalars[index] = " " }
+        var index = 0
+        func add(_ raw: [Unicode.Scalar], starred: Bool) {
+            var view = String.UnicodeScalarView()
+            view.append(contentsOf: raw)
+            let folded = TextFolding.fold(String(view))
+            guard folded.unicodeScalars.contains(where: isIndexedWordCharacter) else { return }
+            terms.append(Term(text: folded, prefix: starred || prefixes))
+        }
+        while index < scalars.count {
+            let scalar = scalars[index]
+            if scalar.properties.isWhitespace {
+                index += 1
+            } else if scalar == "\"" {
+                var end = index + 1
+                while end < scalars.count && scalars[end] != "\"" { end += 1 }
+                let phrase = Array(scalars[(index + 1)..<end])
+                index = end + 1
+                let starred = index < scalars.count && scalars[index] == "*"
+                if starred { index += 1 }
+                add(phrase, starred: starred)
+            } else {
+                var end = index
+                while end < scalars.count && !scalars[end].properties.isWhitespace && scalars[end] != "\"" { end += 1 }
+                var word = Array(scalars[index..<end])
+                index = end
+                var starred = false
+                while word.last == "*" {
+                    word.removeLast()
+                    starred = true
+                }
+                add(word, starred: starred)
+            }
+        }
+        return terms
+    }
+
+    /// A character the index makes words of: a letter, digit or mark (or private-use
+    /// character) that Unicode 6.1, the version of SQLite's `unicode61` tokenizer, knows.
+    static func isIndexedWordCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        guard let age = scalar.properties.age, age.major < 6 || (age.major == 6 && age.minor <= 1) else { return false }
+        switch scalar.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+            .decimalNumber, .letterNumber, .otherNumber, .privateUse,
+            .nonspacingMark, .spacingMark, .enclosingMark:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The FTS5 query: every term an FTS5 string (double quotes doubled), `*` after a
+    /// prefix, all required; restricted to `columns` when there are any.
+    static func query(_ terms: [Term], columns: [String]) -> String {
+        let body = terms.map { term in
+            "\"" + term.text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" + (term.prefix ? " *" : "")
+        }.joined(separator: " AND ")
+        guard !columns.isEmpty else { return body }
+        return "{" + columns.joined(separator: " ") + "} : (" + body + ")"
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// The folded keys and full-text indexes Folio keeps in a store file (see ``TextFolding``).
+///
+/// A folded attribute `title` has a column `folio_title_folded`, indexed, holding the folded
+/// text. A searchable attribute's key is also in the entity's FTS5 table. Nothing in the
+/// schema computes a key — SQLite has no folding of its own, and a custom function in a
+/// trigger or index would make every other writer (the `sqlite3` shell, another program)
+/// fail — so the keys are kept in three ways:
+///
+/// - **Folio's writes** set them with the text (insert, update, upsert, `updateAll`).
+/// - **Other writes** — raw SQL, another process — leave a key behind its text. Triggers
+///   made of SQLite built-ins notice it (``SQLBuilder/foldedKeyTriggers(_:)``) and note the
+///   row in `folio_stale_keys`. Folio fixes the noted rows up (``fixUp(_:_:)``) at the end of
+///   each of its write transactions, before each fetch, and when it looks for other
+///   processes' commits — so a fetch or a live controller never sees a stale key, and the
+///   fix-up is an ordinary commit that controllers follow like any other.
+/// - **A change of the folding** (a Folio with another ``TextFolding/version``) is noticed
+///   at open, from the version recorded per entity in `folio_metadata`, and every key of the
+///   entity is computed again, its full-text index rebuilt, in the opening transaction.
+///
+/// The full-text index is an FTS5 table kept by triggers equal to the searchable keys,
+/// whoever writes (``SQLBuilder/searchTriggers(_:)``).
+enum FoldedKeys {
+    /// Creates or repairs an entity's folded-key triggers, full-text index and its
+    /// triggers, and computes every key again when the file's folding version for the entity
+    /// is not this one. In the caller's write transaction.
+    static func prepare(_ schema: EntitySchema, in db: Database) throws {
+        guard schema.hasFoldedColumns else { return }
+        try db.execute(sql: SQLBuilder.createStaleKeys)
+        try install(SQLBuilder.foldedKeyTriggers(schema), db)
+        let versionKey = SQLBuilder.foldingVersionKey(schema.name)
+        let version = try DatabaseValue.fetchOne(db, sql: SQLBuilder.readStoreMetadata, arguments: [versionKey])
+        var fillIndex = false
+        if version != TextFolding.version.databaseValue {
+            // Keys of another folding (or of none yet): all computed again, the index after.
+            for trigger in SQLBuilder.searchTriggers(schema) { try db.execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
+            try refold(schema, db)
+            try db.execute(sql: SQLBuilder.writeStoreMetadata, arguments: [versionKey, TextFolding.version])
+            fillIndex = true
+        }
+        guard !schema.searchableKeyColumns.isEmpty else { return }
+        let table = SQLBuilder.searchTable(schema.name)
+        let wanted = SQLBuilder.createSearchTable(schema)
+        let existing = try String.fetchOne(db, sql: SQLBuilder.objectSQL, arguments: ["table", table])
+        if existing != wanted {
+            // Missing (a new entity, a migration dropped it) or of another shape: made again.
+            if existing != nil { try db.execute(sql: SQLBuilder.dropVirtualTable(table)) }
+            try db.execute(sql: wanted)
+            fillIndex = true
+        } else if fillIndex {
+            try db.execute(sql: SQLBuilder.dropVirtualTable(table))
+            try db.execute(sql: wanted)
+        }
+        // The index is filled before its triggers exist, so that nothing is indexed twice.
+        let triggers = SQLBuilder.searchTriggers(schema)
+        if fillIndex {
+            for trigger in triggers { try db.execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
+            try db.execute(sql: SQLBuilder.fillSearchTable(schema))
+        }
+        try install(triggers, db)
+    }
+
+    /// Makes each trigger exactly the given text (created, or replaced when it differs).
+    private static func install(_ triggers: [(name: String, sql: String)], _ db: Database) throws {
+        for trigger in triggers {
+            let existing = try String.fetchOne(db, sql: SQLBuilder.objectSQL, arguments: ["trigger", trigger.name])
+            if existing == trigger.sql { continue }
+            if existing != nil { try db.execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
+            try db.execute(sql: trigger.sql)
+        }
+    }
+
+    /// Drops the triggers and the full-text index derived from a table's folded attributes
+    /// (a migration drops them before it changes the table; ``prepare(_:in:)`` makes them
+    /// again for the declared entity).
+    static func dropDerivedObjects(table: String, _ db: Database) throws {
+        for name in SQLBuilder.derivedTriggerNames(table: table) { try db.execute(sql: SQLBuilder.dropTrigger(name)) }
+        try db.execute(sql: SQLBuilder.dropVirtualTable(SQLBuilder.searchTable(table)))
+    }
+
+    /// Computes every folded key of the entity again, a thousand rows at a time; forgets
+    /// its noted stale rows. Writes only the rows whose keys change.
+    static func refold(_ schema: EntitySchema, _ db: Database) throws {
+        let pairs = schema.foldedColumns
+        guard !pairs.isEmpty else { return }
+        let select = try db.makeStatement(sql: SQLBuilder.foldedValues(table: schema.name, pairs: pairs, range: true))
+        let write = try db.makeStatement(sql: SQLBuilder.writeFoldedKeys(table: schema.name, keys: pairs.map(\.key)))
+        var last = Int64.min
+        while true {
+            var changes: [(Int64, [DatabaseValue])] = []
+            var count = 0
+            try select.setArguments([last, 1_000])
+            try select.forEachRow(in: db) { row in
+                count += 1
+                last = sqlite3_column_int64(row, 0)
+                if let keys = newKeys(row, pairs: pairs.count) { changes.append((last, keys)) }
+            }
+            for (id, keys) in changes {
+                try write.setExactArguments(keys + [id.databaseValue])
+                try write.execute()
+            }
+            if count < 1_000 { break }
+        }
+        if try db.tableExists(SQLBuilder.staleKeysTable) {
+            try db.execute(sql: SQLBuilder.clearStaleRows, arguments: [schema.name])
+        }
+    }
+
+    /// Fixes the keys of the rows noted stale, for the entities among `schemas` that have
+    /// folded attributes; returns the number of rows whose keys changed. In the caller's
+    /// write transaction.
+    @discardableResult
+    static func fixUp(_ schemas: [EntitySchema], _ db: Database) throws -> Int {
+        var fixed = 0
+        for schema in schemas {
+            let pairs = schema.foldedColumns
+            let rows = try Int64.fetchAll(db.cachedStatement(sql: SQLBuilder.staleRows), arguments: [schema.name])
+            guard !rows.isEmpty else { continue }
+            let select = try db.cachedStatement(sql: SQLBuilder.foldedValues(table: schema.name, pairs: pairs, range: false))
+            let write = try db.cachedStatement(sql: SQLBuilder.writeFoldedKeys(table: schema.name, keys: pairs.map(\.key)))
+            for id in rows {
+                var keys: [DatabaseValue]? = nil
+                try select.setArguments([id])
+                try select.forEachRow(in: db) { keys = newKeys($0, pairs: pairs.count) }
+                guard let keys else { continue }  // gone, or already right
+                try write.setExactArguments(keys + [id.databaseValue])
+                try write.execute()
+                fixed += 1
+            }
+            try db.execute(sql: SQLBuilder.clearStaleRows, arguments: [schema.name])
+        }
+        return fixed
+    }
+
+    /// Whether rows of the entity are noted stale (read before a fetch).
+    static func hasStaleRows(_ schema: EntitySchema, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: SQLBuilder.hasStaleRows), arguments: [schema.name]) ?? false
+    }
+
+    /// The keys a row of `id, source1, key1, source2, key2…` should have, or `nil` when it
+    /// has them all already.
+    private static func newKeys(_ row: OpaquePointer, pairs: Int) -> [DatabaseValue]? {
+        var keys: [DatabaseValue] = []
+        var differs = false
+        for pair in 0..<pairs {
+            let source = Int32(1 + 2 * pair)
+            let value = SQLiteValue(sqliteStatement: row, index: source)
+            let folded: SQLiteValue
+            if case .text(let bytes) = value {
+                folded = .text(Array(bytes.withUnsafeBufferPointer { TextFolding.fold(utf8: $0) }.utf8))
+            } else {
+                folded = value  // NULL stays NULL; a blob (raw SQL) is its own key
+            }
+            let current = SQLiteValue(sqliteStatement: row, index: source + 1)
+            if !isSame(current, folded) { differs = true }
+            keys.append(folded.databaseValue)
+        }
+        return differs ? keys : nil
+    }
+
+    /// The same stored value: storage class and bytes (SQLite's `IS`, with `1` and `1.0` apart).
+    private static func isSame(_ a: SQLiteValue, _ b: SQLiteValue) -> Bool {
+        switch (a, b) {
+        case (.null, .null): true
+        case (.text(let x), .text(let y)): x == y
+        case (.blob(let x), .blob(let y)): x == y
+        case (.integer(let x), .integer(let y)): x == y
+        case (.real(let x), .real(let y)): x.bitPattern == y.bitPattern
+        default: false
+        }
+    }
+}
