@@ -670,7 +670,10 @@ final class Workload {
         s.oracle = oracle
         s.broken = false
         if step % recordEvery == 0 || deep { try checkRecords(index, touched: touched, deep: deep) }
-        if deep { try checkFresh(index) }
+        if deep {
+            try checkFresh(index)
+            if rows.count <= 1_000 { try checkFoldedKeys() }
+        }
     }
 
     /// Records read through the controller are the stored ones.
@@ -716,6 +719,44 @@ final class Workload {
                 "object(at: \(path)) is \(record.summary)\n  stored:       \(expected.summary)", index)
             stats.add("records compared with the table")
         }
+    }
+
+    /// Every folded key is what the test's own folding computes from the stored bytes, no
+    /// row is left noted stale, and the full-text index holds exactly the names' keys (the
+    /// search predicate's oracle reads that index, so it is checked against the folding).
+    func checkFoldedKeys() throws {
+        struct Row: Equatable {
+            var nameKey: Stored, categoryKey: Stored
+        }
+        func key(_ value: Stored) -> Stored {
+            guard case .text(let bytes) = value else { return value }
+            return .text(Array(ReferenceFolding.fold(String(decoding: bytes, as: UTF8.self)).utf8))
+        }
+        try readSync(store) { db in
+            var expected: [Int64: Row] = [:], stored: [Int64: Row] = [:]
+            try forEachExactRow(db, "SELECT id, name, folio_name_folded, category, folio_category_folded FROM item") { row in
+                guard case .int(let id) = row[0] else { return }
+                expected[id] = Row(nameKey: key(row[1]), categoryKey: key(row[3]))
+                stored[id] = Row(nameKey: row[2], categoryKey: row[4])
+            }
+            for (id, row) in expected where stored[id] != row {
+                throw fail("stale folded key", "row \(id): keys \(stored[id]!), folio-fold-1 gives \(row)")
+            }
+            var indexed: [Int64: Stored] = [:]
+            try forEachExactRow(db, "SELECT rowid, folio_name_folded FROM folio_item_fts") { row in
+                guard case .int(let id) = row[0] else { return }
+                indexed[id] = row[1]
+            }
+            try ensure(
+                Set(indexed.keys) == Set(expected.keys), "full-text index ≠ table",
+                "the index has \(indexed.count) rows, the table \(expected.count)")
+            for (id, key) in indexed where !key.sqliteEquals(expected[id]!.nameKey) {
+                throw fail("full-text index ≠ table", "row \(id) is indexed as \(key), its key is \(expected[id]!.nameKey)")
+            }
+            let stale = try Int.fetchOne(db, sql: "SELECT count(*) FROM folio_stale_keys") ?? 0
+            try ensure(stale == 0, "stale folded key", "\(stale) rows are still noted stale")
+        }
+        stats.add("folded keys checked")
     }
 
     /// A new controller with the same request shows the same.

@@ -121,7 +121,7 @@ enum Write: Codable, Equatable, Sendable, CustomStringConvertible {
                 return ".set(\\.\(a.column), to: \(value))"
             }
             return
-                "try tx.updateAll(Item.self, where: #Predicate { \(ControllerSpec.predicates[p].name) }, set: [\(set.joined(separator: ", "))])"
+                "try tx.updateAll(Item.self, where: #Predicate { \(ControllerSpec.predicates[p].name.components(separatedBy: ", search").first!) }, set: [\(set.joined(separator: ", "))])"
         case .deleteAll(let p):
             return p == 0
                 ? "try tx.deleteAll(Item.self)"

@@ -6,6 +6,10 @@ import GRDB
 struct ControllerSpec: Codable, Equatable, CustomStringConvertible {
     enum Sections: String, Codable, CaseIterable {
         case none, category, rank, day, dayEast, dayWest, firstLetter, computed
+        /// `.firstLetter(\.name)` under a folded sort of `name`: folded first letters.
+        case foldedLetter
+        /// `.attribute(\.category.folded)`: sections of the folded category.
+        case foldedCategory
     }
     enum Stream: String, Codable { case none, changes, updates }
 
@@ -26,6 +30,7 @@ struct ControllerSpec: Codable, Equatable, CustomStringConvertible {
         .none: [
             [("rank", false), ("value", true)], [("value", false)], [("stamp", true)], [("name", false), ("rank", false)],
             [("category", true), ("score", false)], [("score", false), ("name", true)], [("id", true)], [("key", false)],
+            [("name.folded", false), ("rank", false)], [("category.folded", true)], [("score", false), ("name.folded", true)],
         ],
         .category: [[("category", false), ("rank", true)], [("category", true), ("stamp", false)], [("category", false)]],
         .rank: [[("rank", false), ("name", false)], [("rank", true)]],
@@ -34,6 +39,8 @@ struct ControllerSpec: Codable, Equatable, CustomStringConvertible {
         .dayWest: [[("stamp", true)]],
         .firstLetter: [[("name", false)], [("name", true), ("value", false)]],
         .computed: [[("score", false)], [("score", true), ("stamp", false)]],
+        .foldedLetter: [[("name.folded", false)], [("name.folded", true), ("value", false)]],
+        .foldedCategory: [[("category.folded", false), ("rank", true)], [("category.folded", true)]],
     ]
 
     static func descriptor(_ term: Term) -> SortDescriptor<Item> {
@@ -46,34 +53,54 @@ struct ControllerSpec: Codable, Equatable, CustomStringConvertible {
         case "category": return SortDescriptor(\.category, order: order)
         case "score": return SortDescriptor(\.score, order: order)
         case "key": return SortDescriptor(\.key, order: order)
+        case "name.folded": return SortDescriptor(\.name.folded, order: order)
+        case "category.folded": return SortDescriptor(\.category.folded, order: order)
         case "id": return SortDescriptor(\.id, order: order)
         default: fatalError("no sort on \(term.column)")
         }
     }
 
     /// Predicates (named by their Swift source), each with the SQL that must select the same
-    /// rows (written by hand, comparing text by bytes as SQLite's BINARY collation does).
-    static let predicates: [(name: String, predicate: Predicate<Item>?, sql: String?)] = {
-        let nfc: String? = "é", kelvin = "\u{212A}", zero = 0.0
+    /// rows (written by hand, comparing text by bytes as SQLite's BINARY collation does, and
+    /// folding text with the test's own folding, ``Oracle/folded(_:)``), and an optional
+    /// full-text search the controllers add (writes use the predicate alone).
+    static let predicates: [(name: String, predicate: Predicate<Item>?, sql: String?, search: String?)] = {
+        let nfc: String? = "é", kelvin = "\u{212A}", zero = 0.0, e = "e", upperE: String? = "É", ss = "SS"
         return [
-            ("all", nil, nil),
-            ("$0.rank > 0", #Predicate<Item> { $0.rank > 0 }, "rank > 0"),
-            ("$0.value >= 0.0", #Predicate<Item> { $0.value >= zero }, "value >= 0.0"),
-            ("$0.flag == false", #Predicate<Item> { $0.flag == false }, "flag = 0"),
-            ("$0.category != nil", #Predicate<Item> { $0.category != nil }, "category IS NOT NULL"),
-            ("$0.category == \"\\u{E9}\"", #Predicate<Item> { $0.category == nfc }, "category = CAST(x'c3a9' AS TEXT)"),
+            ("all", nil, nil, nil),
+            ("$0.rank > 0", #Predicate<Item> { $0.rank > 0 }, "rank > 0", nil),
+            ("$0.value >= 0.0", #Predicate<Item> { $0.value >= zero }, "value >= 0.0", nil),
+            ("$0.flag == false", #Predicate<Item> { $0.flag == false }, "flag = 0", nil),
+            ("$0.category != nil", #Predicate<Item> { $0.category != nil }, "category IS NOT NULL", nil),
+            ("$0.category == \"\\u{E9}\"", #Predicate<Item> { $0.category == nfc }, "category = CAST(x'c3a9' AS TEXT)", nil),
             (
                 "$0.name.starts(with: \"K\")", #Predicate<Item> { $0.name.starts(with: "K") },
-                "substr(CAST(name AS BLOB), 1, 1) = x'4b'"
+                "substr(CAST(name AS BLOB), 1, 1) = x'4b'", nil
             ),
-            ("($0.score ?? 0) > 5", #Predicate<Item> { ($0.score ?? 0) > 5 }, "coalesce(score, 0) > 5"),
-            ("!$0.flag && $0.rank != 3", #Predicate<Item> { !$0.flag && $0.rank != 3 }, "flag = 0 AND rank IS NOT 3"),
+            ("($0.score ?? 0) > 5", #Predicate<Item> { ($0.score ?? 0) > 5 }, "coalesce(score, 0) > 5", nil),
+            ("!$0.flag && $0.rank != 3", #Predicate<Item> { !$0.flag && $0.rank != 3 }, "flag = 0 AND rank IS NOT 3", nil),
             (
                 "$0.score == nil || $0.score! < 20", #Predicate<Item> { $0.score == nil || $0.score! < 20 },
-                "score IS NULL OR score < 20"
+                "score IS NULL OR score < 20", nil
             ),
-            ("$0.name == \"\\u{212A}\"", #Predicate<Item> { $0.name == kelvin }, "name = CAST(x'e284aa' AS TEXT)"),
-            ("$0.rank < -1", #Predicate<Item> { $0.rank < -1 }, "rank < -1"),
+            (
+                "$0.name.folded.contains(\"e\")", #Predicate<Item> { $0.name.folded.contains(e) },
+                "instr(\(Oracle.folded("name")), 'e') > 0", nil
+            ),
+            (
+                "$0.category.folded == \"É\"", #Predicate<Item> { $0.category.folded == upperE },
+                "\(Oracle.folded("category")) = 'e'", nil
+            ),
+            (
+                "$0.name.folded.starts(with: \"SS\")", #Predicate<Item> { $0.name.folded.starts(with: ss) },
+                "substr(CAST(\(Oracle.folded("name")) AS BLOB), 1, 2) = x'7373'", nil
+            ),
+            (
+                "$0.flag == false, search \"k\" (prefixes)", #Predicate<Item> { $0.flag == false },
+                "flag = 0 AND id IN (SELECT rowid FROM folio_item_fts WHERE folio_item_fts MATCH '\"k\" *')", "k"
+            ),
+            ("$0.name == \"\\u{212A}\"", #Predicate<Item> { $0.name == kelvin }, "name = CAST(x'e284aa' AS TEXT)", nil),
+            ("$0.rank < -1", #Predicate<Item> { $0.rank < -1 }, "rank < -1", nil),
         ]
     }()
 
@@ -84,8 +111,9 @@ struct ControllerSpec: Codable, Equatable, CustomStringConvertible {
 
     var request: RecordRequest<Item> {
         var r = RecordRequest<Item>(
-            predicate: Self.predicates[predicate].predicate, sortBy: Self.sorts[sections]![sort].map(Self.descriptor),
-            limit: limit, offset: offset)
+            predicate: Self.predicates[predicate].predicate,
+            search: Self.predicates[predicate].search.map { TextSearch($0, matchingPrefixes: true) },
+            sortBy: Self.sorts[sections]![sort].map(Self.descriptor), limit: limit, offset: offset)
         r.batchSize = batchSize
         return r
     }
@@ -103,6 +131,8 @@ struct ControllerSpec: Codable, Equatable, CustomStringConvertible {
         case .dayWest: .day(\.stamp, timeZone: TimeZone(secondsFromGMT: Self.westOffset)!)
         case .firstLetter: .firstLetter(\.name)
         case .computed: .computed(\.score, name: "bucket", Self.bucketLabel)
+        case .foldedLetter: .firstLetter(\.name)
+        case .foldedCategory: .attribute(\.category.folded)
         }
     }
 
@@ -136,7 +166,12 @@ struct ControllerSpec: Codable, Equatable, CustomStringConvertible {
             "SortDescriptor(\\.\($0.column)\($0.descending ? ", order: .reverse" : ""))"
         }
         var code = "var request = RecordRequest<Item>("
-        if predicate != 0 { code += "predicate: #Predicate { \(Self.predicates[predicate].name) }, " }
+        if predicate != 0 {
+            code += "predicate: #Predicate { \(Self.predicates[predicate].name.components(separatedBy: ", search").first!) }, "
+        }
+        if let search = Self.predicates[predicate].search {
+            code += "search: TextSearch(\(search.debugDescription), matchingPrefixes: true), "
+        }
         code += "sortBy: [\(sortCode.joined(separator: ", "))]"
         if let limit { code += ", limit: \(limit)" }
         if let offset { code += ", offset: \(offset)" }
@@ -149,8 +184,9 @@ struct ControllerSpec: Codable, Equatable, CustomStringConvertible {
             case .day: ".day(\\.stamp)"
             case .dayEast: ".day(\\.stamp, timeZone: TimeZone(secondsFromGMT: \(Self.eastOffset))!)"
             case .dayWest: ".day(\\.stamp, timeZone: TimeZone(secondsFromGMT: \(Self.westOffset))!)"
-            case .firstLetter: ".firstLetter(\\.name)"
+            case .firstLetter, .foldedLetter: ".firstLetter(\\.name)"
             case .computed: ".computed(\\.score, name: \"bucket\", ControllerSpec.bucketLabel)"
+            case .foldedCategory: ".attribute(\\.category.folded)"
             }
         code += "let controller = FetchedResultsController(request, store: store, sectionBy: \(key)"
         if let cacheName { code += ", cacheName: \"\(cacheName)\"" }
@@ -209,10 +245,30 @@ struct OracleResult: Equatable {
 }
 
 enum Oracle {
+    /// `column` folded by the test's own folding (``ReferenceFolding``, through the SQL
+    /// function ``foldFunction``, which the oracle's connection gets): text folded with
+    /// every byte, anything else as it is — Folio's definition of a folded key.
+    static func folded(_ column: String) -> String {
+        "CASE typeof(\(column)) WHEN 'text' THEN CAST(folio_test_fold(CAST(\(column) AS BLOB)) AS TEXT) ELSE \(column) END"
+    }
+
+    /// ``ReferenceFolding`` as an SQL function of bytes (blobs in and out: GRDB passes text
+    /// as C strings, which end at a NUL).
+    static let foldFunction = DatabaseFunction("folio_test_fold", argumentCount: 1, pure: true) { values in
+        guard case .blob(let data) = values[0].storage else { return values[0] }
+        return Data(ReferenceFolding.fold(String(decoding: data, as: UTF8.self)).utf8)
+    }
+
     static func sql(_ spec: ControllerSpec) -> String {
         let terms = ControllerSpec.sorts[spec.sections]!
         let order = terms[spec.sort]
-        var parts = order.map { "\"\($0.column)\"\($0.descending ? " DESC" : "")" }
+        var parts = order.flatMap { term -> [String] in
+            let direction = term.descending ? " DESC" : ""
+            guard term.column.hasSuffix(".folded") else { return ["\"\(term.column)\"\(direction)"] }
+            // A folded sort: the folded text, then the text's bytes.
+            let column = String(term.column.dropLast(".folded".count))
+            return [folded(column) + direction, "\"\(column)\"\(direction)"]
+        }
         if order.last?.column != "id" { parts.append("id\(order.last!.descending ? " DESC" : "")") }
         let column: String =
             switch spec.sections {
@@ -222,6 +278,8 @@ enum Oracle {
             case .day, .dayEast, .dayWest: "stamp"
             case .firstLetter: "substr(name, 1, 1)"
             case .computed: "score"
+            case .foldedLetter: "substr(\(folded("name")), 1, 1)"
+            case .foldedCategory: folded("category")
             }
         var sql = "SELECT id, \(column) FROM item"
         if let filter = ControllerSpec.predicates[spec.predicate].sql { sql += " WHERE \(filter)" }
@@ -232,7 +290,7 @@ enum Oracle {
     static func sectionValue(_ raw: Stored, _ sections: ControllerSpec.Sections) -> Stored {
         switch sections {
         case .none: return .null
-        case .category, .rank, .firstLetter: return raw
+        case .category, .rank, .firstLetter, .foldedLetter, .foldedCategory: return raw
         case .day: return day(raw, offset: 0)
         case .dayEast: return day(raw, offset: ControllerSpec.eastOffset)
         case .dayWest: return day(raw, offset: ControllerSpec.westOffset)
@@ -314,6 +372,7 @@ enum Oracle {
     }
 
     static func results(_ spec: ControllerSpec, _ db: Database) throws -> OracleResult {
+        db.add(function: foldFunction)
         var full: [(id: Int64, section: Stored)] = []
         try forEachExactRow(db, sql(spec)) { row in
             guard case .int(let id) = row[0] else { return }

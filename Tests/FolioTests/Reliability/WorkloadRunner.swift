@@ -63,6 +63,7 @@ enum WorkloadRunner {
                 }
             }
             try await workload.checkStreams()
+            try workload.checkFoldedKeys()
         } catch let failure as WorkloadFailure {
             outcome.failure = failure
         } catch {

@@ -7,6 +7,8 @@ import GRDBSQLite
 /// integers at the extremes (and, written by raw SQL, reals beside them), `value` doubles at
 /// the extremes, `stamp` dates near and far (or nil), `name` and `category` text with NULs,
 /// NFC/NFD pairs, case pairs, emoji and (by raw SQL) invalid UTF-8, `score` optional integers.
+/// `name` is searchable (so folded) and `category` folded: their keys and the full-text index
+/// are kept through every kind of write, raw SQL and other connections included.
 struct Item: PersistentRecord, Equatable, Codable {
     var id: RecordID?
     var rank: Int64 = 0
@@ -24,8 +26,8 @@ struct Item: PersistentRecord, Equatable, Codable {
             AttributeDescription(\.rank, indexed: true),
             AttributeDescription(\.value),
             AttributeDescription(\.stamp, indexed: true),
-            AttributeDescription(\.name),
-            AttributeDescription(\.category),
+            AttributeDescription(\.name, searchable: true),
+            AttributeDescription(\.category, folded: true),
             AttributeDescription(\.score),
             AttributeDescription(\.key, unique: true),
             AttributeDescription(\.flag),
@@ -323,14 +325,17 @@ enum Extremes {
     ]
     static let texts: [String] = [
         "", "a", "A", "b", "a\0b", "a\0", "\0", "\0a", "é", "e\u{301}", "K", "\u{212A}", "k", "ß", "SS", "ss", "😀", "🇫🇷",
-        "🇫", "ǅ", "Z", "zz", "\u{FFFD}", "Ω", "\u{2126}", "ﬁ", "fi", "Ä", "A\u{308}", "mix\0é",
+        "🇫", "ǅ", "Z", "zz", "\u{FFFD}", "Ω", "\u{2126}", "ﬁ", "fi", "Ä", "A\u{308}", "mix\0é", "É", "Émile", "emile",
+        "İ", "ı", "I", "\u{1E9E}", "Straße", "kelvin K", "ς",
     ]
     /// Byte strings that are not valid UTF-8, written with `CAST(x'…' AS TEXT)`.
     static let invalidTexts: [[UInt8]] = [
         [0xFF, 0x41], [0xFE, 0x41], [0xC3], [0xC3, 0x41], [0xED, 0xA0, 0x80], [0xC0, 0xAF], [0x41, 0xFF], [0x80],
         [0xF4, 0x90, 0x80, 0x80], [0x4B, 0xFF, 0x00, 0x42],
     ]
-    static let categories: [String?] = [nil, "", "a", "a\0b", "a\0", "é", "e\u{301}", "K", "\u{212A}", "ß", "SS", "🇫🇷", "b"]
+    static let categories: [String?] = [
+        nil, "", "a", "a\0b", "a\0", "é", "e\u{301}", "K", "\u{212A}", "ß", "SS", "🇫🇷", "b", "É", "A", "ss",
+    ]
 }
 
 /// The synchronous `read`, callable from async code (where the async overload wins).
