@@ -6,7 +6,8 @@ import Testing
 
 /// FeedLoader's model evolves: a `feeds.sqlite` written by FeedLoader at f4075a8 (frozen
 /// in Fixtures/, with rows the `sqlite3` shell wrote) opens, is migrated to model version
-/// 1 (`starred`), and keeps every item, its identifier and the AUTOINCREMENT counter.
+/// 2 (`starred`, then `title` and `source` searchable), and keeps every item, its identifier
+/// and the AUTOINCREMENT counter; its items are found by the `/` filter's search.
 @Suite("FeedLoader's migration")
 struct FeedMigrationTests {
     static func copyFixture() throws -> (directory: URL, path: String) {
@@ -37,7 +38,7 @@ struct FeedMigrationTests {
         #expect(before.count == 119)
 
         let store = try Feed.openStore(at: path)
-        #expect(store.modelVersion == 1)
+        #expect(store.modelVersion == 2)
         let items = try store.fetch(RecordRequest<Feed>(sortBy: [SortDescriptor(\.id)])).map { $0! }
         let ids: [Int64] = items.map { $0.id!.rawValue }
         let expected: [Int64] = (1...121).filter { $0 != 5 && $0 != 120 }
@@ -48,6 +49,10 @@ struct FeedMigrationTests {
         #expect(shell.summary == "shell\nrow")
         #expect(shell.published == Date(timeIntervalSince1970: 1_748_779_200.5))
         #expect(try store.count(RecordRequest<FeedEndpoint>()) == 0, "the table of a later model was added")
+        // Version 2: the shell's row is found by the words of its title, folded.
+        let found = try store.fetch(RecordRequest<Feed>.feedList(filter: "SHELL ss k", newestFirst: true, batchSize: 0))
+        #expect(found.map { $0!.id } == [shell.id])
+        #expect(try store.count(RecordRequest<Feed>.feedList(filter: "written", newestFirst: true, batchSize: 0)) >= 1)
 
         // A new item does not take a deleted one's identifier.
         var item = Feed()
@@ -57,11 +62,14 @@ struct FeedMigrationTests {
         try store.write { tx in _ = try tx.delete(item) }
         try store.close()
         #expect(try Self.rows(path, Self.itemColumns) == before, "every item, as it was")
+        #expect(
+            try Self.rows(path, "folio_title_folded") == (try Self.rows(path, "title")).map { $0.folded },
+            "the titles' folded keys were computed")
         #expect(try Self.rows(path, "starred") == Array(repeating: "0", count: 119))
         let queue = try DatabaseQueue(path: path)
         #expect(
             try queue.read { db in try Int.fetchOne(db, sql: "SELECT value FROM folio_metadata WHERE key = 'model_version'") }
-                == 1)
+                == 2)
         try queue.close()
 
         // Opened again: nothing to migrate.
@@ -97,6 +105,11 @@ struct FeedMigrationTests {
         // FeedLoader before version 1 declared no model (version 0): it would not know
         // `starred`, so it is refused, and the file stays as it is.
         let error = #expect(throws: FolioError.self) { try Store(path: path, records: Feed.recordTypes) }
-        #expect(error == .newerModelVersion(path: path, version: 1, declared: 0))
+        #expect(error == .newerModelVersion(path: path, version: 2, declared: 0))
+        // Nor is FeedLoader's version 1, which has no search.
+        let older = #expect(throws: FolioError.self) {
+            try Store(path: path, model: StoreModel(version: 1, records: Feed.recordTypes))
+        }
+        #expect(older == .newerModelVersion(path: path, version: 2, declared: 1))
     }
 }

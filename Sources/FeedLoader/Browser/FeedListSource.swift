@@ -74,43 +74,13 @@ final class FeedListSource: FetchedResultsControllerDelegate {
 }
 
 extension RecordRequest where R == Feed {
-    /// The list's request: `filter` in title or source, sorted by date, in batches.
+    /// The list's request: items whose title or source has the words of `filter` (each
+    /// matching the words it begins, case- and diacritic-insensitively: "ipad" finds "iPad",
+    /// "cafe" finds "Café"), sorted by date, in batches.
     static func feedList(filter: String, newestFirst: Bool, batchSize: Int) -> RecordRequest<Feed> {
         var request = RecordRequest<Feed>(sortBy: newestFirst ? Feed.newestFirst : Feed.oldestFirst, batchSize: batchSize)
         let text = filter.trimmingCharacters(in: .whitespaces)
-        if !text.isEmpty {
-            // Folio's `contains` is exact (SQLite instr, case-sensitive), and its predicates
-            // have no case-insensitive form yet: also try the usual capitalisations.
-            let firstCapital = text.prefix(1).uppercased() + text.dropFirst()
-            let wordCapitals = text.split(separator: " ").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(
-                separator: " ")
-            let lower = text.lowercased()
-            request.predicate = Predicate<Feed> { feed in
-                PredicateExpressions.build_Disjunction(
-                    lhs: PredicateExpressions.build_Disjunction(
-                        lhs: PredicateExpressions.build_Disjunction(
-                            lhs: contains(feed, \.title, text), rhs: contains(feed, \.title, firstCapital)),
-                        rhs: PredicateExpressions.build_Disjunction(
-                            lhs: contains(feed, \.title, wordCapitals), rhs: contains(feed, \.title, lower))),
-                    rhs: PredicateExpressions.build_Disjunction(
-                        lhs: PredicateExpressions.build_Disjunction(
-                            lhs: contains(feed, \.source, text), rhs: contains(feed, \.source, firstCapital)),
-                        rhs: contains(feed, \.source, wordCapitals)))
-            }
-        }
+        if !text.isEmpty { request.search = TextSearch(text, matchingPrefixes: true) }
         return request
     }
-}
-
-/// `feed[keyPath: keyPath].contains(text)`, as `#Predicate` builds it (written out, because
-/// seven of them in one `#Predicate` are too much for the type checker).
-private func contains(
-    _ feed: PredicateExpressions.Variable<Feed>, _ keyPath: any KeyPath<Feed, String> & Sendable, _ text: String
-)
-    -> PredicateExpressions.CollectionContainsCollection<
-        PredicateExpressions.KeyPath<PredicateExpressions.Variable<Feed>, String>, PredicateExpressions.Value<String>
-    >
-{
-    PredicateExpressions.build_contains(
-        PredicateExpressions.build_KeyPath(root: feed, keyPath: keyPath), PredicateExpressions.build_Arg(text))
 }

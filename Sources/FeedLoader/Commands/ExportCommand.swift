@@ -20,7 +20,7 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(name: .customLong("to"), help: ArgumentHelp("The JSON file to write.", valueName: "file"))
     var destination: String
 
-    @Option(help: "Only items whose title or source contains this text.")
+    @Option(help: "Only items whose title or source has these words (or words they begin; case and accents ignored).")
     var filter = ""
 
     @Flag(help: "Oldest first (newest first by default).")

@@ -5,7 +5,9 @@ import Folio
 ///
 /// The `url` is unique: it is how an import recognises an item it already has.
 /// `published` is indexed, because the list sorts and sections by it. `starred` is the
-/// reader's own mark (`*` toggles it): imports never change it.
+/// reader's own mark (`*` toggles it): imports never change it. `title` and `source` are
+/// searchable: the list's `/` filter is a full-text search of them ("ipad" finds "iPad",
+/// "cafe" finds "Café").
 struct Feed: PersistentRecord, Equatable {
     var id: RecordID?
     var title = ""
@@ -19,11 +21,12 @@ struct Feed: PersistentRecord, Equatable {
     static let entity = EntityDescription<Feed>(
         "feed",
         [
-            AttributeDescription(\.title),
+            // Model version 2: in the full-text index.
+            AttributeDescription(\.title, searchable: true),
             AttributeDescription(\.url, unique: true),
             AttributeDescription(\.published, indexed: true),
             AttributeDescription(\.summary),
-            AttributeDescription(\.source),
+            AttributeDescription(\.source, searchable: true),
             AttributeDescription(\.imageURL),
             // Model version 1: items stored before it are not starred.
             AttributeDescription(\.starred, defaultValue: false),
@@ -87,10 +90,11 @@ extension Feed {
     /// |---|---|
     /// | 0 | `feed` (FeedLoader up to f4075a8; `feed_endpoint` added without a version) |
     /// | 1 | `feed.starred`, false for the items already stored |
+    /// | 2 | `feed.title` and `feed.source` searchable (folded keys and a full-text index) |
     ///
     /// Opening a database of an older version migrates it (one transaction, every item
     /// kept); one of a newer version is refused and left as it is.
-    static let model = StoreModel(version: 1, records: recordTypes)
+    static let model = StoreModel(version: 2, records: recordTypes)
 
     /// The store FeedLoader opens.
     static func openStore(at path: String) throws -> Store {
