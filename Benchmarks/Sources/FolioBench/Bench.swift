@@ -71,7 +71,7 @@ final class Bench {
     }
 
     /// The synchronous `performFetch` (in an async context the async overload would be chosen).
-    func performFetch(_ controller: FetchedResultsController<Article>) throws {
+    func performFetch<R: PersistentRecord>(_ controller: FetchedResultsController<R>) throws {
         try controller.performFetch()
     }
 
@@ -95,6 +95,7 @@ final class Bench {
         if options.wants("externalCommit") { try await externalCommit() }
         if options.wants("reopen") { try await reopenWithCache() }
         if options.wants("backgroundFetch") { try await backgroundFetch() }
+        if options.wants("text") { try await text() }
         let unmeasured = Targets.all.filter { target in !report.results.contains { $0.designRow == target.what } }
         if !unmeasured.isEmpty {
             report.notes.append(

@@ -350,7 +350,7 @@ enum Migrator {
             guard (row[2] as String) == "c", table.isFolioIndex(index) else { continue }
             let columns = try String.fetchAll(db, sql: SQLBuilder.indexColumns, arguments: [index])
             if let column = wanted[index], column.isUnique == ((row[1] as Int) != 0),
-                columns.map({ $0.lowercased() }) == [column.name.lowercased()]
+                columns.map({ $0.lowercased() }) == column.indexedColumns.map({ $0.lowercased() })
             {
                 kept.insert(index)
             } else {

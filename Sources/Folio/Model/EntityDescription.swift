@@ -201,10 +201,19 @@ public struct ColumnSchema: Sendable, Hashable, Codable {
     static func foldedKeyColumn(of name: String) -> String { "folio_\(name)_folded" }
 
     /// Whether a column name is that of a folded-key column (`folio_…_folded`).
-    static func isFoldedKeyColumn(_ name: String) -> Bool {
+    static func isFoldedKeyColumn(_ name: String) -> Bool { foldedSource(ofKeyColumn: name) != nil }
+
+    /// The source column of a folded-key column's name (`folio_title_folded` → `title`).
+    static func foldedSource(ofKeyColumn name: String) -> String? {
         let lower = name.lowercased()
-        return lower.hasPrefix("folio_") && lower.hasSuffix("_folded") && lower.count > 13
+        guard lower.hasPrefix("folio_"), lower.hasSuffix("_folded"), name.count > 13 else { return nil }
+        return String(name.dropFirst(6).dropLast(7))
     }
+
+    /// The columns of the column's index: the column — and for a folded key, its source
+    /// after it, so that a folded sort (key, then text, then rowid) is read from the index
+    /// alone, in order, without a lookup of each row or a sort of its ties.
+    var indexedColumns: [String] { Self.foldedSource(ofKeyColumn: name).map { [name, $0] } ?? [name] }
 
     /// The column that holds this column's folded keys: nullable text, indexed.
     var foldedKeySchema: ColumnSchema {

@@ -92,7 +92,8 @@ enum SQLBuilder {
     }
 
     static func createIndex(table: String, column c: ColumnSchema) -> String {
-        "CREATE \(c.isUnique ? "UNIQUE " : "")INDEX \(quote(indexName(table, c.name))) ON \(quote(table))(\(quote(c.name)))"
+        let columns = c.indexedColumns.map(quote).joined(separator: ", ")
+        return "CREATE \(c.isUnique ? "UNIQUE " : "")INDEX \(quote(indexName(table, c.name))) ON \(quote(table))(\(columns))"
     }
 
     /// The three triggers that renew an entity's change token at every row inserted,

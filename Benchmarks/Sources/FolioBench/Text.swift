@@ -1,0 +1,256 @@
+import Foundation
+import Folio
+import GRDB
+
+/// The record of the text measurements: an article whose title is searchable (so folded,
+/// with an index on its folded key) and also indexed as it is, for a fair comparison of a
+/// folded sort with a byte sort.
+struct TextArticle: PersistentRecord {
+    var id: RecordID?
+    var title = ""
+    var published = Date(timeIntervalSince1970: 0)
+    var score = 0
+
+    static let entity = EntityDescription<TextArticle>(
+        "text_article",
+        [
+            AttributeDescription(\.title, indexed: true, searchable: true),
+            AttributeDescription(\.published, indexed: true),
+            AttributeDescription(\.score),
+        ])
+
+    init() {}
+}
+
+/// A delegate that notes when each commit's change set has been delivered.
+@MainActor
+final class TextChangeRecorder: FetchedResultsControllerDelegate {
+    private var received: [(change: ChangeSet, at: UInt64)] = []
+    private var waiter: CheckedContinuation<Void, Never>?
+
+    func controller(_ controller: FetchedResultsController<TextArticle>, didChangeContentWith changes: ChangeSet) {
+        received.append((changes, now()))
+        waiter?.resume()
+        waiter = nil
+    }
+
+    func next() async -> (change: ChangeSet, at: UInt64)? {
+        if received.isEmpty {
+            let timer = Task { @MainActor [weak self] in
+                try? await Task.sleep(nanoseconds: 30_000_000_000)
+                guard !Task.isCancelled, let self, let waiter = self.waiter else { return }
+                self.waiter = nil
+                waiter.resume()
+            }
+            await withCheckedContinuation { waiter = $0 }
+            timer.cancel()
+        }
+        return received.isEmpty ? nil : received.removeFirst()
+    }
+}
+
+extension Bench {
+    /// Titles are six words of a 200-word vocabulary with accented, capitalised and plain
+    /// forms (`Café`, `CAFE`, `cafe`…); one row in 100 also says "iPad", the word searched.
+    static let textVocabulary: [String] = {
+        let stems = [
+            "café", "crème", "brûlée", "naïve", "façade", "über", "straße", "zoë", "émile", "ångström", "résumé", "piñata",
+            "jalapeño", "smörgåsbord", "déjà", "vu", "coöperate", "fiancé", "soirée", "protégé", "apple", "watch", "music",
+            "store", "review", "deal", "price", "launch", "update", "leak", "rumor", "chip", "camera", "screen", "battery",
+            "design", "feature", "privacy", "health", "games", "maps", "news", "photos", "notes", "mail", "safari",
+            "keyboard", "widget",
+        ]
+        return stems.flatMap { [$0, $0.capitalized, $0.uppercased(), $0.folded] }
+    }()
+
+    /// A second store with `rows` text articles, generated in SQL from the vocabulary with
+    /// its folded keys (each word folded in Swift; a title's key is its words' keys).
+    func makeTextStore() throws -> Store {
+        let store = try Store.temporary(records: [TextArticle.self])
+        let words = Self.textVocabulary
+        try store.write { tx in
+            let db = tx.database
+            try db.execute(sql: "CREATE TEMP TABLE words (n INTEGER PRIMARY KEY, word TEXT NOT NULL, folded TEXT NOT NULL)")
+            for (n, word) in words.enumerated() {
+                try db.execute(sql: "INSERT INTO temp.words VALUES (?, ?, ?)", arguments: [n, word, word.folded])
+            }
+            try db.execute(
+                sql: """
+                    WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < ?)
+                    INSERT INTO text_article (title, published, score, folio_title_folded)
+                    SELECT CASE WHEN i % 100 = 0 THEN 'iPad ' ELSE '' END
+                               || w1.word || ' ' || w2.word || ' ' || w3.word || ' ' || w4.word || ' ' || w5.word || ' ' || w6.word,
+                           ? + ((i * ?) % ?) * ?,
+                           (i * 7919) % 1000,
+                           CASE WHEN i % 100 = 0 THEN 'ipad ' ELSE '' END
+                               || w1.folded || ' ' || w2.folded || ' ' || w3.folded || ' ' || w4.folded || ' ' || w5.folded || ' ' || w6.folded
+                    FROM seq
+                    JOIN temp.words w1 ON w1.n = (i * 31 + 7) % ?1
+                    JOIN temp.words w2 ON w2.n = (i * 17 / 3 + 11) % ?1
+                    JOIN temp.words w3 ON w3.n = (i * 7 / 11 + 5) % ?1
+                    JOIN temp.words w4 ON w4.n = (i / 13 + 3) % ?1
+                    JOIN temp.words w5 ON w5.n = (i * 3 / 7 + 1) % ?1
+                    JOIN temp.words w6 ON w6.n = (i / 101) % ?1
+                    """.replacingOccurrences(of: "?1", with: "\(words.count)"),
+                arguments: [rows - 1, dataset.base, dataset.stride, rows, dataset.spacing])
+            try db.execute(sql: "DROP TABLE temp.words")
+        }
+        return store
+    }
+
+    func textRequest(search: String?, sortBy: [SortDescriptor<TextArticle>]) -> RecordRequest<TextArticle> {
+        var request = RecordRequest<TextArticle>(sortBy: sortBy, batchSize: 50)
+        if let search { request.search = TextSearch(search, matchingPrefixes: true) }
+        return request
+    }
+
+    /// A live controller filtered by a full-text search against the same list without
+    /// it (performFetch and one-row change latency), and a folded sort against a byte sort.
+    func text() async throws {
+        log("text: generating \(Report.count(rows)) searchable rows (a second store)")
+        let start = now()
+        let store = try makeTextStore()
+        let seconds = Double(now() - start) / 1e9
+        log(String(format: "generated in %.1f s", seconds))
+        let newest = [SortDescriptor(\TextArticle.published, order: .reverse)]
+        func write(_ body: (WriteTransaction) throws -> Void) throws { try store.write(body) }
+        func fetched(_ request: RecordRequest<TextArticle>) throws -> FetchedResultsController<TextArticle> {
+            let controller = FetchedResultsController(request, store: store)
+            try controller.performFetch()
+            return controller
+        }
+
+        // performFetch: searched, unfiltered, sorted folded, sorted by bytes.
+        let variants: [(id: String, request: RecordRequest<TextArticle>)] = [
+            ("unfiltered", textRequest(search: nil, sortBy: newest)),
+            ("search", textRequest(search: "ipad", sortBy: newest)),
+            ("titleSort", textRequest(search: nil, sortBy: [SortDescriptor(\.title)])),
+            ("foldedSort", textRequest(search: nil, sortBy: [SortDescriptor(\.title.folded)])),
+        ]
+        var fetches: [String: Samples] = [:]
+        var counts: [String: Int] = [:]
+        for rep in 0...repetitions {
+            for variant in variants {
+                let watch = Stopwatch()
+                let controller = try fetched(variant.request)
+                let lap = watch.lap()
+                counts[variant.id] = controller.fetchedObjects?.count ?? 0
+                if rep > 0 { fetches[variant.id, default: Samples()].add(lap) }
+            }
+        }
+        let matches = counts["search"] ?? 0
+        addBaseline(
+            "text.unfiltered", "performFetch of the same list (\(Report.count(rows)) rows, newest first) without a search",
+            fetches["unfiltered"]!)
+        report.results.append(
+            ResultRow(
+                id: "text.search.performFetch",
+                what: "performFetch, live controller filtered by a search (“ipad”, \(Report.count(matches)) matches)",
+                samples: fetches["search"]!, baseline: ("text.unfiltered", fetches["unfiltered"]!),
+                detail: "the same list without the search: \(Report.count(counts["unfiltered"] ?? 0)) rows"))
+        addBaseline(
+            "text.titleSort", "performFetch sorted by the title's bytes (indexed), \(Report.count(rows)) rows",
+            fetches["titleSort"]!)
+        report.results.append(
+            ResultRow(
+                id: "text.foldedSort.performFetch",
+                what: "performFetch sorted by the folded title (SortDescriptor(\\.title.folded))",
+                samples: fetches["foldedSort"]!, baseline: ("text.titleSort", fetches["titleSort"]!)))
+
+        // One-row changes: a live controller with the search, and one without.
+        var random = SeededGenerator(seed: 0x7E47)
+        var nextTitle = 0
+        func article(matching: Bool) -> TextArticle {
+            nextTitle += 1
+            var article = TextArticle()
+            let words = (0..<5).map { _ in Self.textVocabulary[Int.random(in: 0..<Self.textVocabulary.count, using: &random)] }
+            article.title = (matching ? "IPAD " : "") + words.joined(separator: " ") + " \(nextTitle)"
+            article.published = dataset.randomDate(using: &random)
+            article.score = nextTitle
+            return article
+        }
+        let changes = max(50, options.changes / 2)
+        // The floor of the changes below: the write itself (keys, full-text index), no controller.
+        var commit = Samples()
+        for _ in 0..<changes {
+            var new = article(matching: true)
+            try commit.time { try write { tx in try tx.insert(&new) } }
+            try write { tx in try tx.delete(new) }
+        }
+        addBaseline(
+            "text.commit", "store.write of a one-row insert into the searchable table, no controller tracking", commit,
+            withP99: true)
+        for (id, search) in [("search", "ipad"), ("unfiltered", nil)] as [(String, String?)] {
+            let recorder = TextChangeRecorder()
+            let controller = FetchedResultsController(textRequest(search: search, sortBy: newest), store: store)
+            controller.delegate = recorder
+            try performFetch(controller)
+            var samples: [String: Samples] = [:]
+            var inserted: [TextArticle] = []
+            for _ in 0..<changes {
+                for kind in ["insert", "update", "delete"] {
+                    let watch: Stopwatch
+                    switch kind {
+                    case "insert":
+                        var new = article(matching: true)
+                        watch = Stopwatch()
+                        try write { tx in try tx.insert(&new) }
+                        inserted.append(new)
+                    case "update":
+                        var edited = inserted[inserted.count - 1]
+                        edited.title = "iPad " + article(matching: false).title
+                        edited.published = dataset.randomDate(using: &random)
+                        inserted[inserted.count - 1] = edited
+                        watch = Stopwatch()
+                        try write { tx in try tx.update(edited) }
+                    default:
+                        let gone = inserted.removeFirst()
+                        watch = Stopwatch()
+                        try write { tx in try tx.delete(gone) }
+                    }
+                    guard let delivered = await recorder.next() else {
+                        throw BenchError.noDelivery("text \(id) \(kind): no change set within 30 s")
+                    }
+                    samples[kind, default: Samples()].add(watch.lap(until: delivered.at))
+                }
+            }
+            let fresh = try fetched(controller.fetchRequest)
+            guard fresh.snapshot == controller.snapshot else {
+                throw BenchError.wrongResults("text \(id): the live controller's snapshot differs from a fresh fetch's")
+            }
+            for kind in ["insert", "update", "delete"] {
+                if id == "unfiltered" {
+                    addBaseline(
+                        "text.unfiltered.\(kind)", "one-row \(kind) → change set delivered, the same list without a search",
+                        samples[kind]!, withP99: true)
+                } else {
+                    report.results.append(
+                        ResultRow(
+                            id: "text.search.\(kind)",
+                            what:
+                                "one-row \(kind) of a matching row → change set delivered, live controller filtered by a search",
+                            samples: samples[kind]!, withP99: true))
+                }
+            }
+            controller.delegate = nil
+        }
+        for kind in ["insert", "update", "delete"] {
+            guard let baseline = baselineSamples["text.unfiltered.\(kind)"] else { continue }
+            report.update("text.search.\(kind)") { row in
+                row.baseline = "text.unfiltered.\(kind)"
+                row.baselineMedian = baseline.median
+                row.baselineCPUMedian = baseline.cpuMedian
+                row.ratio = row.median.map { $0 / baseline.median }
+                row.cpuRatio = row.cpuMedian.map { $0 / baseline.cpuMedian }
+            }
+        }
+        report.notes.append(
+            "Text: a second table of \(Report.count(rows)) rows (title searchable and indexed, published indexed), generated in "
+                + String(format: "%.1f s", seconds)
+                + "; titles are six words of a 200-word vocabulary of accented, capitalised and plain forms, and one row in 100 "
+                + "starts with \"iPad\". The search is TextSearch(\"ipad\", matchingPrefixes: true); each one-row change is an insert "
+                + "of a matching row, an update of it that keeps it matching and moves it, and a delete of a matching row, "
+                + "against the same changes to the list without the search. Live snapshots were compared with a fresh fetch after each run."
+        )
+    }
+}
