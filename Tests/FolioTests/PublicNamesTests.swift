@@ -58,6 +58,8 @@ struct PublicNamesTests {
         }
         var request = RecordRequest<ClashProbe>(sortBy: [SortDescriptor(\.created)])
         request.batchSize = 10
+        let search: TextSearch<ClashProbe> = TextSearch("a b*", matchingPrefixes: true)
+        #expect(search.matchesPrefixes && "Ábc".folded == "abc")
         let results: FetchedRecords<ClashProbe> = try await store.fetch(request)
         let ids: RecordIDs = results.identifiers
         let first: RecordID = ids[0]

@@ -15,7 +15,7 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
     public let isIndexed: Bool
     /// Whether the column is unique (the key of ``WriteTransaction/upsert(_:onConflict:)``).
     public let isUnique: Bool
-    /// Whether Folio keeps the attribute's folded text (``Swift/String/folded``) in a column
+    /// Whether Folio keeps the attribute's folded text (`String.folded`) in a column
     /// of its own, with an index, for case- and diacritic-insensitive predicates, sorts and
     /// sections (`\.title.folded`; see <doc:SearchingAndSortingText>). Text attributes only.
     public let isFolded: Bool
@@ -42,7 +42,7 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
     ///   - column: the column name; by default the property's name.
     ///   - indexed: create an index on the column.
     ///   - unique: create a unique index on the column.
-    ///   - folded: keep the text's folded form (``Swift/String/folded``) in a column of its
+    ///   - folded: keep the text's folded form (`String.folded`) in a column of its
     ///     own, with an index, so that `\.attribute.folded` can be used in predicates, sort
     ///     descriptors and section keys. Text attributes only.
     ///   - searchable: add the attribute to the entity's full-text index, for ``TextSearch``

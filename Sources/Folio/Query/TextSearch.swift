@@ -24,7 +24,7 @@ import Foundation
 ///   that is not closed runs to the end of the text.
 /// - Everything else is plain text: `AND`, `OR`, `NOT`, `NEAR`, parentheses, `:`, `^`, `+`
 ///   and `-` are searched as written, never interpreted.
-/// - The words are folded (``Swift/String/folded``) as the index is: "Café" finds "cafe",
+/// - The words are folded (`String.folded`) as the index is: "Café" finds "cafe",
 ///   "STRASSE" finds "Straße". Inside a word, characters other than letters, digits and
 ///   marks separate words as the index does: `iPad-Pro` is the phrase "ipad pro".
 /// - A word with no letter or digit (`-`, `🙂`) is left out; a search with no word left

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Folio's one definition of case- and diacritic-insensitive text: the folding behind
-/// ``Swift/String/folded``, folded attributes, folded sorts and sections, and full-text search.
+/// `String.folded`, folded attributes, folded sorts and sections, and full-text search.
 ///
 /// **Version `folio-fold-1`** (``version``). The folded form of a text is computed as follows:
 ///
@@ -162,7 +162,7 @@ extension String {
 }
 
 extension Optional where Wrapped == String {
-    /// The folded form of the text (``Swift/String/folded``), or `nil`: use it on an
+    /// The folded form of the text (`String.folded`), or `nil`: use it on an
     /// optional attribute declared `folded`, as in `($0.subtitle.folded ?? "").contains(text)`.
     public var folded: String? { self.map(TextFolding.fold) }
 }
