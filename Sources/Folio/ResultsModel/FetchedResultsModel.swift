@@ -177,6 +177,24 @@ public final class FetchedResultsModel<R: PersistentRecord> {
         }
     }
 
+    /// A full-text search the records must also match; `nil` for none. Setting it applies
+    /// the change as ``fetchRequest`` does — what a search field bound to the list sets as
+    /// the user types (see <doc:SearchingAndSortingText>).
+    ///
+    /// ```swift
+    /// model.search = text.isEmpty ? nil : TextSearch(text, matchingPrefixes: true)
+    /// ```
+    ///
+    /// - Complexity: as setting ``fetchRequest``: one identifier scan of the matches.
+    public var search: TextSearch<R>? {
+        get { content.request.search }
+        set {
+            var request = content.request
+            request.search = newValue
+            fetchRequest = request
+        }
+    }
+
     /// The order. Setting it applies the change as ``fetchRequest`` does. With sections,
     /// the first sort descriptor must sort by the section key's attribute.
     ///

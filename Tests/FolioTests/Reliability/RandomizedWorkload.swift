@@ -367,6 +367,10 @@ final class Workload {
 
     private func firstListener(_ specs: [ControllerSpec], _ writes: [Write]) async throws {
         for slot in slots.indices { release(slot) }
+        // A fetch reads the state before the transaction or after it: where either has
+        // sections that are not contiguous, it must fail instead (score written past
+        // Int64.max by raw SQL becomes a real, which a computed section cannot decode).
+        let before = try specs.map { spec in try readSync(self.store) { db in try Oracle.results(spec, db) } }
         let gate = WriteGate()
         let store = self.store
         let write = Task.detached {
@@ -406,8 +410,14 @@ final class Workload {
         }
         gate.open()
         try await write.value
-        for fetch in fetches {
+        let after = try specs.map { spec in try readSync(store) { db in try Oracle.results(spec, db) } }
+        for (slot, fetch) in fetches.enumerated() {
             do { try await fetch.value } catch {
+                if before[slot].notContiguous != nil || after[slot].notContiguous != nil {
+                    stats.add("fetches failing as they must")
+                    slots[slot]?.fetched = false
+                    continue
+                }
                 throw fail("performFetch threw", "performFetch during an open transaction threw \(error)")
             }
         }

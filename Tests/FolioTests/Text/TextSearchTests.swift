@@ -174,6 +174,20 @@ struct TextSearchTests {
         #expect(harness.controller.fetchedObjects?.compactMap { $0?.age } == [1, 2, 5, 15, 20, 25, 30, 35, 40, 45, 100])
     }
 
+    /// A model's `search`, set as a search field would, is one change each time.
+    @Test @MainActor func aModelsSearchIsOneChange() throws {
+        let (store, _) = try Self.store()
+        let model = FetchedResultsModel(RecordRequest<Person>(sortBy: [SortDescriptor(\.name)]), store: store)
+        try model.performFetch()
+        let changes = ObservationCounter { _ = model.items.count }
+        for (text, count) in [("c", 4), ("cr", 3), ("cre", 3), ("crem", 3), ("creme", 3), ("creme b", 2), ("", 15)] {
+            model.search = text.isEmpty ? nil : TextSearch(text, matchingPrefixes: true)
+            #expect(model.items.count == count, "\(text)")
+            #expect(changes.take() == 1)
+            #expect(model.lastError == nil)
+        }
+    }
+
     /// The index follows every writer, including `INSERT OR REPLACE` from a connection without
     /// recursive triggers (whose implicit delete fires no trigger), rowid changes, and rows
     /// written by another program whose keys Folio fixes up later.
