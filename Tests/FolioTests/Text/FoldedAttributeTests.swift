@@ -225,4 +225,42 @@ struct FoldedAttributeTests {
         // I, Z, a, e, z, Á, É, İ, ı, Ω, ω: every first character apart.
         #expect(await exact.sections.count == 11)
     }
+
+    /// Very long text, in ASCII and not, is folded, matched, sorted and searched.
+    @Test func veryLongText() throws {
+        let store = try Store.inMemory(records: [Person.self])
+        let long = String(repeating: "Émile Zoë ", count: 20_000) + "END"
+        let ascii = String(repeating: "Abc ", count: 50_000) + "Z"
+        try insertPeople(store, [Person(long, note: long), Person(ascii, note: ascii), Person("b")])
+        let prefix = String(repeating: "emile zoe ", count: 19_999)
+        #expect(try fetchedNames(store, RecordRequest(predicate: #Predicate { $0.name.folded.starts(with: prefix) })) == [long])
+        let whole = long.folded
+        #expect(try fetchedNames(store, RecordRequest(predicate: #Predicate { $0.name.folded == whole })) == [long])
+        #expect(try fetchedNames(store, RecordRequest(sortBy: [SortDescriptor(\.name.folded)])) == [ascii, "b", long])
+        #expect(try fetchedNames(store, RecordRequest(search: TextSearch("end ZOE"))) == [long])
+        try expectKeysCurrent(store)
+    }
+
+    /// A blob written by raw SQL into a folded column is its own key: it sorts after every
+    /// text, as the blob itself does, and no text equals it; the index takes it too.
+    @Test func aBlobInAFoldedColumnIsItsOwnKey() throws {
+        let store = try Store.inMemory(records: [Person.self])
+        try insertPeople(store, ["b", "A"].map { Person($0) })
+        try store.write { tx in
+            try tx.database.execute(
+                sql: "INSERT INTO person (name, note, code, age) VALUES (x'00ff41', x'c3a9', '', 0), (x'', 'x', '', 0)")
+        }
+        let keys = try store.read { db in
+            try Row.fetchAll(db, sql: "SELECT typeof(folio_name_folded), hex(folio_name_folded) FROM person ORDER BY id")
+                .map { "\($0[0] as String) \($0[1] as String)" }
+        }
+        #expect(keys == ["text 62", "text 61", "blob 00FF41", "blob "])
+        let ids = try store.fetchIdentifiers(RecordRequest<Person>(sortBy: [SortDescriptor(\.name.folded)])).map(\.rawValue)
+        #expect(ids == [2, 1, 4, 3])
+        let empty = ""
+        #expect(try store.count(RecordRequest<Person>(predicate: #Predicate { $0.name.folded == empty })) == 0)
+        try store.write { tx in
+            try tx.database.execute(sql: "INSERT INTO folio_person_fts(folio_person_fts) VALUES('integrity-check')")
+        }
+    }
 }
