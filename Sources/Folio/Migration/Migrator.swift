@@ -248,6 +248,7 @@ enum Migrator {
             try db.execute(sql: SQLBuilder.renameTable(old, to: name))
             try db.execute(sql: SQLBuilder.deleteEntityMetadata, arguments: [name])
             try db.execute(sql: SQLBuilder.renameEntityMetadata, arguments: [old, name])
+            try FoldedKeys.forget(entity: old, db)
         }
         for entity in plan.created {
             try SchemaCheck.prepare(entity.schema, in: db)
@@ -311,6 +312,7 @@ enum Migrator {
             if rows > 0 && !allowed { throw FolioError.migrationDiscardsData(entity: table.name, attribute: nil, rows: rows) }
             try db.execute(sql: SQLBuilder.dropTable(table.name))
             try db.execute(sql: SQLBuilder.deleteEntityMetadata, arguments: [table.name])
+            try FoldedKeys.forget(entity: table.name, db)
         }
         for name in plan.staleRecords {
             try db.execute(sql: SQLBuilder.deleteEntityMetadata, arguments: [name])

@@ -61,6 +61,7 @@ enum SQLBuilder {
     static let storeMetadataTable = "folio_metadata"
     static let createStoreMetadata = "CREATE TABLE \(storeMetadataTable) (key TEXT PRIMARY KEY NOT NULL, value NOT NULL)"
     static let readStoreMetadata = "SELECT value FROM \(storeMetadataTable) WHERE key = ?"
+    static let deleteStoreMetadata = "DELETE FROM \(storeMetadataTable) WHERE key = ?"
     static let writeStoreMetadata =
         "INSERT INTO \(storeMetadataTable) (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
     /// A new random database identity (`randomblob` runs in SQLite, like the triggers' tokens).

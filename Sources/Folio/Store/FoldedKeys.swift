@@ -81,6 +81,16 @@ enum FoldedKeys {
         try db.execute(sql: SQLBuilder.dropVirtualTable(SQLBuilder.searchTable(table)))
     }
 
+    /// Forgets what Folio recorded about an entity's folded keys — its folding version and
+    /// its rows noted stale — when a migration removes or renames it (a renamed entity's
+    /// keys are all computed again under its new name).
+    static func forget(entity: String, _ db: Database) throws {
+        try db.execute(sql: SQLBuilder.deleteStoreMetadata, arguments: [SQLBuilder.foldingVersionKey(entity)])
+        if try db.tableExists(SQLBuilder.staleKeysTable) {
+            try db.execute(sql: SQLBuilder.clearStaleRows, arguments: [entity])
+        }
+    }
+
     /// Computes every folded key of the entity again, a thousand rows at a time; forgets
     /// its noted stale rows. Writes only the rows whose keys change.
     static func refold(_ schema: EntitySchema, _ db: Database) throws {

@@ -157,6 +157,9 @@ struct TextMigrationTests {
         #expect(try objects() == (try freshObjects([People.self])))
         #expect(try store.fetch(RecordRequest<People>(search: TextSearch("ZOE"))).map { $0!.name } == ["ZOË"])
         try sqlite3Shell(path, "INSERT INTO people (name, note, code, age) VALUES ('Zoé', '', '', 99);")
+        #expect(
+            try sqlite3Shell(path, "SELECT key FROM folio_metadata WHERE key LIKE 'folding_version:%' ORDER BY key")
+                == "folding_version:people")
         #expect(Set(try store.fetch(RecordRequest<People>(search: TextSearch("zoe"))).map { $0!.name }) == ["ZOË", "Zoé"])
     }
 
