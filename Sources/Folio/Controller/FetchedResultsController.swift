@@ -144,14 +144,18 @@ public final class FetchedResultsController<R: PersistentRecord> {
     public func performFetch() throws {
         _ = nextGeneration()
         let load = try makeLoad(fetchRequest)
-        let loaded: ResultsLoad.Loaded
+        setPresented(install(load, try read(load)))
+    }
+
+    /// Reads `load` on the calling thread (with current folded keys: see
+    /// `Store.readWithCurrentKeys`); abandons it (unsubscribing its tracker) if the read fails.
+    private func read(_ load: ResultsLoad) throws -> ResultsLoad.Loaded {
         do {
-            loaded = try store.readWithCurrentKeys(load.updater.table) { db in try load.read(db) }
+            return try store.readWithCurrentKeys(load.updater.table) { db in try load.read(db) }
         } catch {
             load.abandon(store)
             throw error
         }
-        setPresented(install(load, loaded))
     }
 
     /// Fetches like ``performFetch()-68xbj``, reading on a background connection so the main
@@ -192,13 +196,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
     public func setRequest(_ request: RecordRequest<R>) throws -> ChangeSet {
         _ = nextGeneration()
         let load = try makeLoad(request)
-        let loaded: ResultsLoad.Loaded
-        do {
-            loaded = try store.readWithCurrentKeys(load.updater.table) { db in try load.read(db) }
-        } catch {
-            load.abandon(store)
-            throw error
-        }
+        let loaded = try read(load)
         fetchRequest = request
         let state = install(load, loaded)
         guard let old = presented else {
