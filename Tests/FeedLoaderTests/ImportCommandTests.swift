@@ -34,7 +34,7 @@ struct ImportCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         try await withFeedServer { server in
             server.set("/gone", .init(status: 404))
-            server.set("/slow", .init(contentType: "application/rss+xml", body: Fixtures.smallRSS(0..<1), delay: .seconds(60)))
+            server.set("/slow", .init(contentType: "application/rss+xml", body: Fixtures.smallRSS(0..<1), delay: .seconds(600)))
             server.set("/page", .init(contentType: "text/html", body: "<html></html>"))
             let gone = try await App.feedloaderOffPool(["import", server.url("/gone").absoluteString], in: directory)
             #expect(gone.status != 0)
