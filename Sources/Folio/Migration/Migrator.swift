@@ -194,11 +194,13 @@ enum Migrator {
 
     private static func migrate(_ db: Database, _ plan: MigrationPlan, _ model: DeclaredModel, _ guardian: CommitGuard) throws {
         try expand(db, plan)
-        for step in try pendingSteps(db, model) {
+        let steps = try pendingSteps(db, model)
+        for step in steps {
             try run(step, db, guardian)
             try record(step, model, db)
         }
-        try contract(db, plan, model)
+        // Steps may have changed the tables: the contract phase starts from what they left.
+        try contract(db, steps.isEmpty ? plan : plan.refreshed(db), model)
         try checkSchemaCompiles(db)
     }
 
@@ -304,13 +306,18 @@ enum Migrator {
             }
         }
         for table in plan.removedEntities {
-            let rows = try Int.fetchOne(db, sql: SQLBuilder.countRows(table.name)) ?? 0
-            let allowed = model.discarding.contains {
-                if case .entity(let entity) = $0 { return entity.lowercased() == table.name.lowercased() }
-                return false
+            // (A custom step may have dropped the table itself, after moving its rows.)
+            if try db.tableExists(table.name) {
+                let rows = try Int.fetchOne(db, sql: SQLBuilder.countRows(table.name)) ?? 0
+                let allowed = model.discarding.contains {
+                    if case .entity(let entity) = $0 { return entity.lowercased() == table.name.lowercased() }
+                    return false
+                }
+                if rows > 0 && !allowed {
+                    throw FolioError.migrationDiscardsData(entity: table.name, attribute: nil, rows: rows)
+                }
+                try db.execute(sql: SQLBuilder.dropTable(table.name))
             }
-            if rows > 0 && !allowed { throw FolioError.migrationDiscardsData(entity: table.name, attribute: nil, rows: rows) }
-            try db.execute(sql: SQLBuilder.dropTable(table.name))
             try db.execute(sql: SQLBuilder.deleteEntityMetadata, arguments: [table.name])
             try FoldedKeys.forget(entity: table.name, db)
         }
