@@ -70,11 +70,49 @@ enum Migrator {
                 try checkNoPendingRenames(db, model)
                 try checkNoPendingSteps(db, model)
             }
+            try checkNamesFree(db, model, plan: nil)
             return false
         }
-        _ = try MigrationPlan(file: FileSchema.read(db, names: allNames(model)), model: model)
+        try checkNamesFree(db, model, plan: MigrationPlan(file: FileSchema.read(db, names: allNames(model)), model: model))
         return true
     }
+
+    /// Refuses a file where a name Folio is about to give a new table or index is taken by
+    /// another object — another program's view named as a new entity, an index on another
+    /// table named as an entity's index — which SQLite would otherwise refuse half-way
+    /// through the open with its own error. Nothing of the file is dropped or renamed.
+    ///
+    /// - Parameter plan: the migration's plan; `nil` at the same model version (the
+    ///   refusal is then a ``FolioError/schemaMismatch(entity:differences:)``).
+    private static func checkNamesFree(_ db: Database, _ model: DeclaredModel, plan: MigrationPlan?) throws {
+        for entity in model.sortedEntities {
+            // The table the entity has in the file now (under an old name for a rename).
+            let table: String?
+            if let plan {
+                table = plan.tables.first { $0.entity.name == entity.name }?.file.name
+            } else {
+                table = try db.tableExists(entity.name) ? entity.name : nil
+            }
+            var wanted: [(name: String, type: String, what: String)] = []
+            if table == nil { wanted.append((entity.name, "table", "the entity's table")) }
+            for column in entity.schema.storedColumns where column.isIndexed {
+                wanted.append((SQLBuilder.indexName(entity.name, column.name), "index", "the entity's index on '\(column.name)'"))
+            }
+            for name in wanted {
+                for row in try Row.fetchAll(db, sql: objectNamed, arguments: [name.name]) {
+                    let type: String = row[0], found: String = row[1], owner: String = row[2]
+                    let owners = [entity.name, table].compactMap { $0?.lowercased() }
+                    if type == name.type && owners.contains(owner.lowercased()) { continue }
+                    let reason =
+                        "the name '\(name.name)' of \(name.what) is taken by the \(type) '\(found)'\(type == "index" || type == "trigger" ? " on '\(owner)'" : "") that Folio did not make; rename or drop it first"
+                    if plan == nil { throw FolioError.schemaMismatch(entity: entity.name, differences: [reason]) }
+                    throw FolioError.migrationRefused(entity: entity.name, reason: reason)
+                }
+            }
+        }
+    }
+
+    private static let objectNamed = "SELECT type, name, tbl_name FROM sqlite_master WHERE lower(name) = lower(?)"
 
     /// What ``open(_:_:path:othersOpen:)`` found, read in its transaction.
     struct Opened {
@@ -143,9 +181,11 @@ enum Migrator {
                 try checkNoPendingRenames(db, model)
                 try checkNoPendingSteps(db, model)
             }
+            try checkNamesFree(db, model, plan: nil)
         } else {
             if othersOpen() { throw FolioError.migrationWhileOpen(path: path) }
             let plan = try MigrationPlan(file: FileSchema.read(db, names: allNames(model)), model: model)
+            try checkNamesFree(db, model, plan: plan)
             try migrate(db, plan, model, guardian)
         }
         for schema in model.sortedEntities.map(\.schema) {
