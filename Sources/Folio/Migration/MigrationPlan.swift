@@ -30,8 +30,10 @@ struct MigrationPlan: Sendable {
         /// The table as the custom steps left it (``MigrationPlan/refreshed(_:)``), when they ran.
         var current: FileTable?
 
-        /// The file's table name, when it differs from the entity's (a renamed entity).
-        var renamedFrom: String? { file.name.lowercased() == entity.name.lowercased() ? nil : file.name }
+        /// The file's table name, when it differs from the entity's: a renamed entity, or
+        /// one whose name changed case only (SQLite would not mind, but Folio's records,
+        /// indexes and triggers are named after the entity exactly).
+        var renamedFrom: String? { file.name == entity.name ? nil : file.name }
 
         /// Whether anything about the table changes, its recorded description included.
         var changes: Bool {

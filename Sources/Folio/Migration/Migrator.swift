@@ -287,7 +287,14 @@ enum Migrator {
             let name = table.entity.name
             // The old name's triggers update the old name's record: replaced after the rename.
             for trigger in SQLBuilder.changeTriggers(table: old) { try db.execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
-            try db.execute(sql: SQLBuilder.renameTable(old, to: name))
+            if old.lowercased() == name.lowercased() {
+                // Only the case changes: SQLite takes the new name for the table's own and
+                // refuses it; through a temporary name.
+                try db.execute(sql: SQLBuilder.renameTable(old, to: "folio_migrating_\(name)"))
+                try db.execute(sql: SQLBuilder.renameTable("folio_migrating_\(name)", to: name))
+            } else {
+                try db.execute(sql: SQLBuilder.renameTable(old, to: name))
+            }
             try db.execute(sql: SQLBuilder.deleteEntityMetadata, arguments: [name])
             try db.execute(sql: SQLBuilder.renameEntityMetadata, arguments: [old, name])
             try FoldedKeys.forget(entity: old, db)

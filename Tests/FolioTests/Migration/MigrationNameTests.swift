@@ -114,4 +114,47 @@ struct MigrationNameTests {
         #expect(try shape(path) == shape(fresh))
         #expect(try fileValue(path, "PRAGMA integrity_check") == "ok")
     }
+
+    @Test func anEntityWhoseNameChangesCaseOnlyIsRenamed() throws {
+        try makeNotes(path, count: 6)
+        try sqlite3Shell(path, "DELETE FROM note WHERE id = 6; CREATE VIEW note_titles AS SELECT title FROM note;")
+        let before =
+            try fileValue(path, "SELECT group_concat(id || title || ifnull(body, '-') || score, ',') FROM note") as String?
+        // Before: schemaMismatch "column 'id' is not AUTOINCREMENT", which it was.
+        let store = try Store(path: path, model: StoreModel(version: 2, records: [CapitalNote.self]))
+        let token = try store.changeToken(for: CapitalNote.self)
+        var note = CapitalNote()
+        note.title = "after"
+        try store.write { tx in try tx.insert(&note) }
+        #expect(note.id == RecordID(7), "the AUTOINCREMENT counter came with the table")
+        #expect(try store.changeToken(for: CapitalNote.self) != token, "the change triggers follow the new name")
+        #expect(try store.count(RecordRequest<CapitalNote>()) == 6)
+        try store.close()
+        #expect(
+            try fileValue(path, "SELECT group_concat(id || title || ifnull(body, '-') || score, ',') FROM Note WHERE id < 7")
+                == before)
+        #expect(try fileValue(path, "SELECT count(*) FROM note_titles") == 6)
+        #expect(try fileValue(path, "SELECT group_concat(name) FROM folio_entities") == "Note")
+        let fresh = directory.path("fresh.sqlite")
+        try Store(path: fresh, model: StoreModel(version: 2, records: [CapitalNote.self])).close()
+        let shape = { (file: String) in try fileSchema(file).filter { $0.contains(" ON Note:") } }
+        #expect(try shape(path) == shape(fresh))
+        #expect(try !shape(path).isEmpty)
+        try Store(path: path, model: StoreModel(version: 2, records: [CapitalNote.self])).close()
+    }
+}
+
+/// `note` declared `Note`: the entity's name changed case only.
+struct CapitalNote: PersistentRecord {
+    var id: RecordID?
+    var title = ""
+    var body: String? = nil
+    var score = 0
+    static let entity = EntityDescription<CapitalNote>(
+        "Note",
+        [
+            AttributeDescription(\.title),
+            AttributeDescription(\.body),
+            AttributeDescription(\.score, indexed: true),
+        ])
 }
