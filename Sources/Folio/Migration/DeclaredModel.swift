@@ -57,6 +57,11 @@ struct DeclaredModel: Sendable {
         guard model.version >= 0 else {
             throw FolioError.invalidStoreModel(reason: "the version is \(model.version); versions start at 0")
         }
+        // The file keeps versions up to Int32.max, and refuses to open one that says more.
+        guard model.version <= Int(Int32.max) else {
+            throw FolioError.invalidStoreModel(
+                reason: "the version is \(model.version); versions go up to \(Int32.max)")
+        }
         version = model.version
         discarding = Set(model.discarding)
         var entities: [String: DeclaredEntity] = [:]
