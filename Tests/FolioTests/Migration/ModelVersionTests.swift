@@ -56,3 +56,20 @@ struct ModelVersionTests {
         #expect(try fileValue(path, "SELECT value FROM folio_metadata WHERE key = 'model_version'") == 2)
     }
 }
+
+extension ModelVersionTests {
+    @Test func aStepNameWithANulIsRefused() throws {
+        let path = directory.path("steps.sqlite")
+        try makeNotes(path, count: 2)
+        let before = try fileContents(path)
+        let runs = StepCounter()
+        // Before: both ran, recorded under one key ("migration_step:a"); a later step "a\0z"
+        // (or "a") was then taken for run, and never ran.
+        let steps = [MigrationStep("a\u{0}x") { _ in runs.tick() }, MigrationStep("a\u{0}y") { _ in runs.tick() }]
+        expectError(.invalidStoreModel(reason: "the migration step name \"a\\0x\" contains a NUL character")) {
+            try Store(path: path, model: StoreModel(version: 2, records: [NoteV1.self], steps: steps))
+        }
+        #expect(runs.value == 0)
+        #expect(try fileContents(path) == before)
+    }
+}
