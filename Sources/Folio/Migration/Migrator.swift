@@ -78,8 +78,8 @@ enum Migrator {
     }
 
     /// Refuses a file where a name Folio is about to give a new table or index is taken by
-    /// another object — another program's view named as a new entity, an index on another
-    /// table named as an entity's index — which SQLite would otherwise refuse half-way
+    /// another table, view or index — another program's view named as a new entity, an
+    /// index on another table named as an entity's index — which SQLite would otherwise refuse half-way
     /// through the open with its own error. Nothing of the file is dropped or renamed.
     ///
     /// - Parameter plan: the migration's plan; `nil` at the same model version (the
@@ -104,7 +104,7 @@ enum Migrator {
                     let owners = [entity.name, table].compactMap { $0?.lowercased() }
                     if type == name.type && owners.contains(owner.lowercased()) { continue }
                     let reason =
-                        "the name '\(name.name)' of \(name.what) is taken by the \(type) '\(found)'\(type == "index" || type == "trigger" ? " on '\(owner)'" : "") that Folio did not make; rename or drop it first"
+                        "the name '\(name.name)' of \(name.what) is taken by the \(type) '\(found)'\(type == "index" ? " on '\(owner)'" : "") that Folio did not make; rename or drop it first"
                     if plan == nil { throw FolioError.schemaMismatch(entity: entity.name, differences: [reason]) }
                     throw FolioError.migrationRefused(entity: entity.name, reason: reason)
                 }
@@ -112,7 +112,9 @@ enum Migrator {
         }
     }
 
-    private static let objectNamed = "SELECT type, name, tbl_name FROM sqlite_master WHERE lower(name) = lower(?)"
+    /// Tables, views and indexes share one namespace in SQLite; triggers have their own.
+    private static let objectNamed =
+        "SELECT type, name, tbl_name FROM sqlite_master WHERE type IN ('table', 'view', 'index') AND lower(name) = lower(?)"
 
     /// What ``open(_:_:path:othersOpen:)`` found, read in its transaction.
     struct Opened {

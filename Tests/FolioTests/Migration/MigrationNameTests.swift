@@ -58,10 +58,19 @@ struct MigrationNameTests {
                     "the name 'tag' of the entity's table is taken by the view 'tag' that Folio did not make; rename or drop it first"
             ),
             StoreModel(version: 2, records: [NoteV1.self, NoteTag.self]))
-        // Gone, the migration runs and the other program's objects are kept.
-        try sqlite3Shell(path, "DROP VIEW tag; CREATE VIEW note_titles AS SELECT title FROM note;")
+        // Gone, the migration runs and the other program's objects are kept (a trigger
+        // named as the new table is no conflict: triggers have their own names).
+        try sqlite3Shell(
+            path,
+            """
+            DROP VIEW tag; CREATE VIEW note_titles AS SELECT title FROM note; CREATE TABLE log (what TEXT);
+            CREATE TRIGGER tag AFTER INSERT ON note BEGIN INSERT INTO log VALUES (NEW.title); END;
+            CREATE TRIGGER tag_name_index AFTER DELETE ON note BEGIN INSERT INTO log VALUES ('deleted'); END;
+            """)
         try Store(path: path, model: StoreModel(version: 2, records: [NoteV1.self, NoteTag.self])).close()
         #expect(try fileValue(path, "SELECT count(*) FROM note_titles") == 3)
+        #expect(try fileValue(path, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'tag%'") == 2)
+        #expect(try fileValue(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'tag_name_index'") == 1)
     }
 
     @Test func anIndexOfAnotherTableNamedAsAnEntitysIndexIsRefusedByName() throws {
