@@ -124,6 +124,30 @@ struct MigrationNameTests {
         #expect(try fileValue(path, "PRAGMA integrity_check") == "ok")
     }
 
+    @Test func anotherProgramsTriggerThatSpellsTheTableInCapitalsSurvivesARebuild() throws {
+        try makeNotes(path, count: 3)
+        try sqlite3Shell(
+            path,
+            """
+            CREATE TABLE log (what TEXT);
+            CREATE TRIGGER note_log AFTER INSERT ON NOTE BEGIN INSERT INTO log VALUES (NEW.title); END;
+            CREATE INDEX note_title_score ON Note (title, score);
+            """)
+        let objects = { (file: String) in
+            try fileSchema(file).filter { $0.contains("note_log") || $0.contains("note_title_score") }
+        }
+        let before = try objects(path)
+        #expect(before.count == 2)
+        // Before: the trigger (whose tbl_name is 'NOTE') went with the old table, silently.
+        let store = try Store(path: path, model: StoreModel(version: 2, records: [NoteBodyRequired.self]))
+        var note = NoteBodyRequired()
+        note.title = "after"
+        try store.write { tx in try tx.insert(&note) }
+        try store.close()
+        #expect(try objects(path) == before)
+        #expect(try fileValue(path, "SELECT group_concat(what) FROM log") == "after")
+    }
+
     @Test func anEntityWhoseNameChangesCaseOnlyIsRenamed() throws {
         try makeNotes(path, count: 6)
         try sqlite3Shell(path, "DELETE FROM note WHERE id = 6; CREATE VIEW note_titles AS SELECT title FROM note;")
