@@ -170,6 +170,13 @@ struct MigrationPlan: Sendable {
         }
         let needsRebuild =
             !removed.isEmpty || nullabilityChanges || !required.isEmpty || !file.isAutoincrement || !file.hasRowIDColumn
+        if needsRebuild, let generated = file.generatedColumns.first {
+            throw FolioError.migrationRefused(
+                entity: entity.name,
+                reason:
+                    "the table '\(file.name)' must be rebuilt, which would drop its generated column '\(generated)' (no attribute declares it); drop it first, or declare what it holds"
+            )
+        }
         return TableMigration(
             entity: entity, file: file, columnRenames: renames, added: added, removed: removed, required: required,
             filled: filled, needsRebuild: needsRebuild, rowIDColumn: file.hasRowIDColumn ? "id" : "rowid", current: nil)
