@@ -431,7 +431,23 @@ enum Migrator {
     }
 
     private static func checkForeignKeys(_ db: Database) throws {
-        let violations = try Row.fetchAll(db, sql: SQLBuilder.foreignKeyCheck)
+        let violations: [Row]
+        do {
+            violations = try Row.fetchAll(db, sql: SQLBuilder.foreignKeyCheck)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
+            // "foreign key mismatch - "child" referencing "parent"": a foreign key whose
+            // parent columns are gone or not unique (a removed attribute, say). SQLite would
+            // refuse every later write to either table.
+            let message = error.message ?? "\(error.resultCode)"
+            let names = message.split(separator: "\"", omittingEmptySubsequences: false)
+            let child = names.count >= 4 ? String(names[1]) : ""
+            let parent = names.count >= 4 ? String(names[3]) : ""
+            throw FolioError.migrationRefused(
+                entity: child,
+                reason:
+                    "after the migration, a foreign key of '\(child)' no longer matches its parent '\(parent)' (SQLite: \(message)): the columns it references must exist and be unique; change it in a MigrationStep"
+            )
+        }
         if let first = violations.first {
             let table: String = first[0]
             throw FolioError.migrationRefused(
