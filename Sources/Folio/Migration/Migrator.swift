@@ -235,6 +235,7 @@ enum Migrator {
     // MARK: The three phases
 
     private static func migrate(_ db: Database, _ plan: MigrationPlan, _ model: DeclaredModel, _ guardian: CommitGuard) throws {
+        let broken = Set(try compileFailures(db).map(\.key))
         try expand(db, plan)
         let steps = try pendingSteps(db, model)
         for step in steps {
@@ -243,14 +244,28 @@ enum Migrator {
         }
         // Steps may have changed the tables: the contract phase starts from what they left.
         try contract(db, steps.isEmpty ? plan : plan.refreshed(db), model)
-        try checkSchemaCompiles(db)
+        try checkSchemaCompiles(db, before: broken)
+    }
+
+    /// Refuses a migration that leaves a view or trigger that does not compile, where it
+    /// compiled before (``compileFailures(_:)``): SQLite accepts a trigger or view that
+    /// names a column or table the migration removed, and would fail only at the next write
+    /// or read. One that did not compile before either — another program's view calling a
+    /// function only that program defines, say — is not the migration's doing.
+    private static func checkSchemaCompiles(_ db: Database, before: Set<String>) throws {
+        guard let failure = try compileFailures(db).first(where: { !before.contains($0.key) }) else { return }
+        throw FolioError.migrationRefused(
+            entity: failure.name,
+            reason:
+                "after the migration, the \(failure.type) '\(failure.name)' or one of its triggers no longer compiles (\(failure.message)); change or drop it in a MigrationStep"
+        )
     }
 
     /// Prepares (never runs) a read of every view and an insert, update and delete on
-    /// every table, which compiles every view and trigger: SQLite accepts a trigger or view
-    /// that names a column or table the migration removed, and would fail only at the next
-    /// write or read. Such an object refuses the migration instead.
-    private static func checkSchemaCompiles(_ db: Database) throws {
+    /// every table, which compiles every view and trigger; returns what does not compile,
+    /// keyed by object and SQLite's message.
+    private static func compileFailures(_ db: Database) throws -> [(key: String, type: String, name: String, message: String)] {
+        var failures: [(key: String, type: String, name: String, message: String)] = []
         for row in try Row.fetchAll(db, sql: SQLBuilder.schemaObjects) {
             let type: String = row[0], name: String = row[1]
             let checks: [String]
@@ -264,14 +279,13 @@ enum Migrator {
                 do {
                     _ = try db.makeStatement(sql: sql)
                 } catch let error as DatabaseError {
-                    throw FolioError.migrationRefused(
-                        entity: name,
-                        reason:
-                            "after the migration, the \(type) '\(name)' or one of its triggers no longer compiles (\(error.message ?? "\(error.resultCode)")); change or drop it in a MigrationStep"
-                    )
+                    let message = error.message ?? "\(error.resultCode)"
+                    failures.append(("\(type) \(name.lowercased()): \(message)", type, name, message))
+                    break
                 }
             }
         }
+        return failures
     }
 
     private static func expand(_ db: Database, _ plan: MigrationPlan) throws {

@@ -1,0 +1,49 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Folio
+
+/// Views and triggers of another program that Folio's connection cannot compile even
+/// before the migration — they call a function only that program defines, or name a table
+/// it has not made yet — are not the migration's doing: they do not refuse it, and stay.
+@Suite("Other programs' objects that never compiled here")
+struct OtherProgramsObjectsTests {
+    @Test func aViewOrTriggerThatDidNotCompileBeforeDoesNotRefuseTheMigration() throws {
+        let directory = try ScratchDirectory()
+        let path = directory.path("notes.sqlite")
+        try makeNotes(path, count: 3)
+        try sqlite3Shell(
+            path,
+            """
+            CREATE VIEW shouting AS SELECT app_upper(title) AS loud FROM note;
+            CREATE VIEW later AS SELECT * FROM table_made_later;
+            CREATE TABLE log (what TEXT);
+            CREATE TABLE other (x TEXT);
+            CREATE TRIGGER other_log AFTER INSERT ON other BEGIN INSERT INTO log VALUES (app_upper(NEW.x)); END;
+            """)
+        let objects = { (file: String) in
+            try fileSchema(file).filter { $0.contains("shouting") || $0.contains("later") || $0.contains("other_log") }
+        }
+        let before = try objects(path)
+        #expect(before.count == 3)
+        // Before: migrationRefused "the view 'later' … no longer compiles (no such table: …)".
+        let store = try Store(path: path, model: StoreModel(version: 2, records: [NoteBodyRequired.self]))
+        #expect(try store.count(RecordRequest<NoteBodyRequired>()) == 3)
+        try store.close()
+        #expect(try objects(path) == before)
+        // What the migration breaks is still refused, beside them.
+        try sqlite3Shell(path, "CREATE VIEW bodies AS SELECT body FROM note;")
+        let fileBefore = try fileContents(path)
+        let error = folioError {
+            try Store(
+                path: path,
+                model: StoreModel(version: 3, records: [NoteWithoutBody.self], discarding: [.attribute("body", of: "note")]))
+        }
+        guard case .migrationRefused("bodies", let reason)? = error else {
+            Issue.record("expected migrationRefused of 'bodies', got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains("no such column: body"), "\(reason)")
+        #expect(try fileContents(path) == fileBefore)
+    }
+}
