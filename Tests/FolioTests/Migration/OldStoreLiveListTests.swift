@@ -67,6 +67,35 @@ struct OldStoreLiveListTests {
     }
 }
 
+extension OldStoreLiveListTests {
+    @Test func observingExternalChangesTellsTheLiveModel() async throws {
+        let directory = try ScratchDirectory()
+        let path = directory.path("items.sqlite")
+        try MigrationProcessTests.makeItems(path, count: 120)
+        let store = try Store(path: path, records: [CrashItem.self])
+        let model = FetchedResultsModel(
+            RecordRequest<CrashItem>(sortBy: [SortDescriptor(\.batch), SortDescriptor(\.id)]), store: store,
+            sectionBy: .attribute(\.batch))
+        try await model.performFetch()
+        let shown = ModelItems(model)
+        let observer = store.observeExternalChanges(every: .milliseconds(10))
+        defer { observer.cancel() }
+        let child = try MigrationProcessTests.Child(["migrate", path], in: directory.url)
+        child.process.waitUntilExit()
+        #expect(child.process.terminationStatus == 0)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while model.lastError == nil && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        // Before: observeExternalChanges swallowed the error; the model never heard of it.
+        #expect(model.lastError == .modelVersionChanged(path: path, found: 2, opened: 0))
+        #expect(ModelItems(model) == shown)
+        #expect(model.loadingState == .loaded)
+        observer.cancel()
+        try store.close()
+    }
+}
+
 /// A model's rows as identifiers by section.
 struct ModelItems: Equatable {
     var sections: [String]
