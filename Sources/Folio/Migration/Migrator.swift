@@ -303,13 +303,15 @@ enum Migrator {
             let name = table.entity.name
             // The old name's triggers update the old name's record: replaced after the rename.
             for trigger in SQLBuilder.changeTriggers(table: old) { try db.execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
-            if old.lowercased() == name.lowercased() {
-                // Only the case changes: SQLite takes the new name for the table's own and
-                // refuses it; through a temporary name.
-                try db.execute(sql: SQLBuilder.renameTable(old, to: "folio_migrating_\(name)"))
-                try db.execute(sql: SQLBuilder.renameTable("folio_migrating_\(name)", to: name))
-            } else {
-                try db.execute(sql: SQLBuilder.renameTable(old, to: name))
+            try refusingOthersObjects(entity: name, "renaming the table '\(old)' to '\(name)'") {
+                if old.lowercased() == name.lowercased() {
+                    // Only the case changes: SQLite takes the new name for the table's own and
+                    // refuses it; through a temporary name.
+                    try db.execute(sql: SQLBuilder.renameTable(old, to: "folio_migrating_\(name)"))
+                    try db.execute(sql: SQLBuilder.renameTable("folio_migrating_\(name)", to: name))
+                } else {
+                    try db.execute(sql: SQLBuilder.renameTable(old, to: name))
+                }
             }
             try db.execute(sql: SQLBuilder.deleteEntityMetadata, arguments: [name])
             try db.execute(sql: SQLBuilder.renameEntityMetadata, arguments: [old, name])
@@ -319,11 +321,16 @@ enum Migrator {
             try SchemaCheck.prepare(entity.schema, in: db)
         }
         for table in plan.tables {
+            let name = table.entity.name
             for rename in table.columnRenames {
-                try db.execute(sql: SQLBuilder.renameColumn(rename.from, to: rename.to, in: table.entity.name))
+                try refusingOthersObjects(entity: name, "renaming the column '\(rename.from)' to '\(rename.to)'") {
+                    try db.execute(sql: SQLBuilder.renameColumn(rename.from, to: rename.to, in: name))
+                }
             }
             for column in table.added {
-                try db.execute(sql: SQLBuilder.addColumn(column, to: table.entity.name))
+                try refusingOthersObjects(entity: name, "adding the column '\(column.name)'") {
+                    try db.execute(sql: SQLBuilder.addColumn(column, to: name))
+                }
             }
         }
     }
@@ -347,7 +354,9 @@ enum Migrator {
             for column in table.filled {
                 if let value = table.entity.defaults[column.name] {
                     let fill = SQLBuilder.fillNulls(column.name, in: name)
-                    try execute(fill, [value], db)
+                    try refusingOthersObjects(entity: name, "filling the NULLs of '\(column.name)' with its default value") {
+                        try execute(fill, [value], db)
+                    }
                 }
             }
             for column in table.required {
@@ -468,6 +477,22 @@ enum Migrator {
                 entity: table,
                 reason:
                     "\(violations.count) row\(violations.count == 1 ? "" : "s") would violate foreign keys after the migration (the first: rowid \(first[1] as Int64? ?? 0) of '\(table)', referencing '\(first[2] as String)')"
+            )
+        }
+    }
+
+    /// Runs one of the migration's own statements; when SQLite refuses it because of what
+    /// another program made — a unique index or a trigger whose insert fails when the
+    /// declared default fills the `NULL`s, a view that no longer parses when a column is
+    /// renamed — the migration is refused by name instead of failing with SQLite's error.
+    static func refusingOthersObjects(entity: String, _ what: String, _ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT || error.resultCode == .SQLITE_ERROR {
+            throw FolioError.migrationRefused(
+                entity: entity,
+                reason:
+                    "\(what) fails (\(error.message ?? "\(error.resultCode)")): another program's index, trigger or view is in the way; change or drop it first"
             )
         }
     }

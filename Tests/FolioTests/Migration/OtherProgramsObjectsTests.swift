@@ -46,4 +46,39 @@ struct OtherProgramsObjectsTests {
         #expect(reason.contains("no such column: body"), "\(reason)")
         #expect(try fileContents(path) == fileBefore)
     }
+
+    /// Folio's own statements of a migration that another program's objects make fail:
+    /// refused by name, the file unchanged. Before: SQLite's constraint or schema error.
+    @Test func statementsThatOtherProgramsObjectsMakeFailAreRefusalsByName() throws {
+        let directory = try ScratchDirectory()
+        let cases: [(setup: String, records: [any PersistentRecord.Type], entity: String, reason: String)] = [
+            (
+                "CREATE UNIQUE INDEX note_body_unique ON note (body);", [NoteBodyRequired.self], "note",
+                "filling the NULLs of 'body' with its default value fails (UNIQUE constraint failed: note.body): another program's index, trigger or view is in the way; change or drop it first"
+            ),
+            (
+                "CREATE TABLE audit (x NOT NULL); CREATE TRIGGER note_audit AFTER UPDATE ON note BEGIN INSERT INTO audit VALUES (NULL); END;",
+                [NoteBodyRequired.self], "note",
+                "filling the NULLs of 'body' with its default value fails (NOT NULL constraint failed: audit.x): another program's index, trigger or view is in the way; change or drop it first"
+            ),
+            (
+                "CREATE VIEW later AS SELECT * FROM table_made_later;", [NoteRenamedAttributes.self], "note",
+                "renaming the column 'title' to 'headline' fails (error in view later: no such table: main.table_made_later): another program's index, trigger or view is in the way; change or drop it first"
+            ),
+            (
+                "CREATE VIEW later AS SELECT * FROM table_made_later;", [RenamedNote.self], "memo",
+                "renaming the table 'note' to 'memo' fails (error in view later: no such table: main.table_made_later): another program's index, trigger or view is in the way; change or drop it first"
+            ),
+        ]
+        for (index, item) in cases.enumerated() {
+            let path = directory.path("notes-\(index).sqlite")
+            try makeNotes(path, count: 9)
+            try sqlite3Shell(path, item.setup)
+            let before = try fileContents(path)
+            expectError(.migrationRefused(entity: item.entity, reason: item.reason)) {
+                try Store(path: path, model: StoreModel(version: 2, records: item.records))
+            }
+            #expect(try fileContents(path) == before)
+        }
+    }
 }
