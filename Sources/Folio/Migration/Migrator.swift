@@ -354,7 +354,11 @@ enum Migrator {
             for column in table.filled {
                 if let value = table.entity.defaults[column.name] {
                     let fill = SQLBuilder.fillNulls(column.name, in: name)
-                    try refusingOthersObjects(entity: name, "filling the NULLs of '\(column.name)' with its default value") {
+                    try refusingOthersObjects(
+                        entity: name, "filling the NULLs of '\(column.name)' with its default value",
+                        hint:
+                            "a unique index (declared or another program's) or a trigger is in the way; give those rows values in a MigrationStep, or change the index or trigger"
+                    ) {
                         try execute(fill, [value], db)
                     }
                 }
@@ -485,14 +489,18 @@ enum Migrator {
     /// another program made — a unique index or a trigger whose insert fails when the
     /// declared default fills the `NULL`s, a view that no longer parses when a column is
     /// renamed — the migration is refused by name instead of failing with SQLite's error.
-    static func refusingOthersObjects(entity: String, _ what: String, _ body: () throws -> Void) throws {
+    static func refusingOthersObjects(
+        entity: String, _ what: String,
+        hint: String = "another program's index, trigger or view is in the way; change or drop it first",
+        _ body: () throws -> Void
+    ) throws {
         do {
             try body()
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT || error.resultCode == .SQLITE_ERROR {
             throw FolioError.migrationRefused(
                 entity: entity,
                 reason:
-                    "\(what) fails (\(error.message ?? "\(error.resultCode)")): another program's index, trigger or view is in the way; change or drop it first"
+                    "\(what) fails (\(error.message ?? "\(error.resultCode)")): \(hint)"
             )
         }
     }

@@ -54,12 +54,12 @@ struct OtherProgramsObjectsTests {
         let cases: [(setup: String, records: [any PersistentRecord.Type], entity: String, reason: String)] = [
             (
                 "CREATE UNIQUE INDEX note_body_unique ON note (body);", [NoteBodyRequired.self], "note",
-                "filling the NULLs of 'body' with its default value fails (UNIQUE constraint failed: note.body): another program's index, trigger or view is in the way; change or drop it first"
+                "filling the NULLs of 'body' with its default value fails (UNIQUE constraint failed: note.body): a unique index (declared or another program's) or a trigger is in the way; give those rows values in a MigrationStep, or change the index or trigger"
             ),
             (
                 "CREATE TABLE audit (x NOT NULL); CREATE TRIGGER note_audit AFTER UPDATE ON note BEGIN INSERT INTO audit VALUES (NULL); END;",
                 [NoteBodyRequired.self], "note",
-                "filling the NULLs of 'body' with its default value fails (NOT NULL constraint failed: audit.x): another program's index, trigger or view is in the way; change or drop it first"
+                "filling the NULLs of 'body' with its default value fails (NOT NULL constraint failed: audit.x): a unique index (declared or another program's) or a trigger is in the way; give those rows values in a MigrationStep, or change the index or trigger"
             ),
             (
                 "CREATE VIEW later AS SELECT * FROM table_made_later;", [NoteRenamedAttributes.self], "note",
@@ -81,4 +81,49 @@ struct OtherProgramsObjectsTests {
             #expect(try fileContents(path) == before)
         }
     }
+
+    @Test func aDeclaredUniqueAttributeMadeRequiredWhoseDefaultWouldRepeatIsRefusedByName() throws {
+        let directory = try ScratchDirectory()
+        let path = directory.path("unique.sqlite")
+        var store = try Store(path: path, model: StoreModel(version: 1, records: [UniqueCodeV1.self]))
+        try store.write { tx in
+            for _ in 0..<3 {
+                var row = UniqueCodeV1()
+                try tx.insert(&row)
+            }
+        }
+        try store.close()
+        let before = try fileContents(path)
+        expectError(
+            .migrationRefused(
+                entity: "coded",
+                reason:
+                    "filling the NULLs of 'code' with its default value fails (UNIQUE constraint failed: coded.code): a unique index (declared or another program's) or a trigger is in the way; give those rows values in a MigrationStep, or change the index or trigger"
+            )
+        ) {
+            try Store(path: path, model: StoreModel(version: 2, records: [UniqueCodeV2.self]))
+        }
+        #expect(try fileContents(path) == before)
+        // Given distinct values in a step, it runs.
+        let distinct = MigrationStep("distinct codes") { db in try db.execute(sql: "UPDATE coded SET code = 'c' || id") }
+        store = try Store(path: path, model: StoreModel(version: 2, records: [UniqueCodeV2.self], steps: [distinct]))
+        #expect(
+            try store.fetch(RecordRequest<UniqueCodeV2>(sortBy: [SortDescriptor(\.id)])).map { $0!.code } == ["c1", "c2", "c3"])
+        try store.close()
+    }
+}
+
+/// An optional unique code…
+struct UniqueCodeV1: PersistentRecord {
+    var id: RecordID?
+    var code: String? = nil
+    static let entity = EntityDescription<UniqueCodeV1>("coded", [AttributeDescription(\.code, unique: true)])
+}
+
+/// …made required, with a default that would repeat.
+struct UniqueCodeV2: PersistentRecord {
+    var id: RecordID?
+    var code = ""
+    static let entity = EntityDescription<UniqueCodeV2>(
+        "coded", [AttributeDescription(\.code, unique: true, defaultValue: "none")])
 }
