@@ -57,6 +57,11 @@ struct DeclaredModel: Sendable {
         guard model.version >= 0 else {
             throw FolioError.invalidStoreModel(reason: "the version is \(model.version); versions start at 0")
         }
+        // The file keeps versions up to Int32.max, and refuses to open one that says more.
+        guard model.version <= Int(Int32.max) else {
+            throw FolioError.invalidStoreModel(
+                reason: "the version is \(model.version); versions go up to \(Int32.max)")
+        }
         version = model.version
         discarding = Set(model.discarding)
         var entities: [String: DeclaredEntity] = [:]
@@ -73,6 +78,12 @@ struct DeclaredModel: Sendable {
         var names: Set<String> = []
         for step in model.steps {
             guard !step.name.isEmpty else { throw FolioError.invalidStoreModel(reason: "a migration step has an empty name") }
+            // The name is recorded in the file as text, which ends at a NUL: two names that
+            // differ after one would be recorded as one, and the second step never run.
+            guard !step.name.unicodeScalars.contains("\u{0}") else {
+                throw FolioError.invalidStoreModel(
+                    reason: "the migration step name \(step.name.debugDescription) contains a NUL character")
+            }
             guard names.insert(step.name).inserted else {
                 throw FolioError.invalidStoreModel(reason: "two migration steps are named '\(step.name)'")
             }

@@ -31,6 +31,9 @@ struct FileTable: Sendable {
     var isAutoincrement: Bool
     var isWithoutRowID: Bool
     var indexes: [Index]
+    /// Generated columns another program added (`pragma_table_info` leaves them out): a
+    /// rebuild, which copies the declared columns, would drop them.
+    var generatedColumns: [String]
     /// What Folio recorded for the table (`folio_entities.schema`), when it did.
     var stored: EntitySchema?
 
@@ -46,6 +49,8 @@ struct FileTable: Sendable {
         else { return nil }
         return recorded.type
     }
+
+    private static let generatedColumnNames = "SELECT name FROM pragma_table_xinfo(?) WHERE hidden IN (2, 3) ORDER BY cid"
 
     static func read(_ name: String, stored: EntitySchema?, _ db: Database) throws -> FileTable {
         var columns: [Column] = []
@@ -76,7 +81,8 @@ struct FileTable: Sendable {
             name: name, columns: columns, hasRowIDColumn: hasRowIDColumn, hasOtherIDColumn: hasOtherIDColumn,
             isAutoincrement: sql.uppercased().contains("AUTOINCREMENT"),
             isWithoutRowID: try Bool.fetchOne(db, sql: SQLBuilder.isWithoutRowID, arguments: [name]) ?? false,
-            indexes: indexes, stored: stored)
+            indexes: indexes,
+            generatedColumns: try String.fetchAll(db, sql: generatedColumnNames, arguments: [name]), stored: stored)
     }
 }
 

@@ -27,9 +27,13 @@ struct MigrationPlan: Sendable {
         var needsRebuild: Bool
         /// `id`, or `rowid` for a table made elsewhere without an `id` column.
         var rowIDColumn: String
+        /// The table as the custom steps left it (``MigrationPlan/refreshed(_:)``), when they ran.
+        var current: FileTable?
 
-        /// The file's table name, when it differs from the entity's (a renamed entity).
-        var renamedFrom: String? { file.name.lowercased() == entity.name.lowercased() ? nil : file.name }
+        /// The file's table name, when it differs from the entity's: a renamed entity, or
+        /// one whose name changed case only (SQLite would not mind, but Folio's records,
+        /// indexes and triggers are named after the entity exactly).
+        var renamedFrom: String? { file.name == entity.name ? nil : file.name }
 
         /// Whether anything about the table changes, its recorded description included.
         var changes: Bool {
@@ -56,6 +60,7 @@ struct MigrationPlan: Sendable {
         /// table's current or old name and any column it has, had or declares.
         func isFolioIndex(_ name: String) -> Bool {
             var columns = Set(file.columns.map(\.name) + entity.schema.storedColumns.map(\.name))
+            for column in current?.columns ?? [] { columns.insert(column.name) }
             for rename in columnRenames { columns.insert(rename.to) }
             let tables = [entity.name, file.name]
             return tables.contains { table in
@@ -165,9 +170,62 @@ struct MigrationPlan: Sendable {
         }
         let needsRebuild =
             !removed.isEmpty || nullabilityChanges || !required.isEmpty || !file.isAutoincrement || !file.hasRowIDColumn
+        if needsRebuild, let generated = file.generatedColumns.first {
+            throw FolioError.migrationRefused(
+                entity: entity.name,
+                reason:
+                    "the table '\(file.name)' must be rebuilt, which would drop its generated column '\(generated)' (no attribute declares it); drop it first, or declare what it holds"
+            )
+        }
         return TableMigration(
             entity: entity, file: file, columnRenames: renames, added: added, removed: removed, required: required,
-            filled: filled, needsRebuild: needsRebuild, rowIDColumn: file.hasRowIDColumn ? "id" : "rowid")
+            filled: filled, needsRebuild: needsRebuild, rowIDColumn: file.hasRowIDColumn ? "id" : "rowid", current: nil)
+    }
+
+    /// The plan for the contract phase, worked out again from the file as the custom steps
+    /// left it: a step may drop a column or table the plan would remove (after moving its
+    /// data), add a column no attribute declares, or rebuild a table by hand. The contract
+    /// phase must neither fail on what a step already removed nor drop silently what a step
+    /// added (such a column is a removed attribute like any other: dropped only when empty
+    /// or with ``StoreModel/DiscardedData``).
+    ///
+    /// Renames and additions were made by the expand phase, so every declared column is
+    /// found under its declared name; one that is not (a step dropped or renamed it), or
+    /// whose type a step changed, refuses the migration.
+    func refreshed(_ db: Database) throws -> MigrationPlan {
+        var plan = self
+        plan.tables = try tables.map { table in
+            let name = table.entity.name
+            guard try db.tableExists(name) else {
+                throw FolioError.migrationRefused(
+                    entity: name,
+                    reason: "a migration step dropped its table '\(name)', which the model declares; its rows would be lost")
+            }
+            let actual = try String.fetchOne(db, sql: SQLBuilder.tableName, arguments: [name]) ?? name
+            let current = try FileTable.read(actual, stored: table.file.stored, db)
+            var entity = table.entity
+            entity.columnRenames = [:]
+            entity.foldedKeyRenames = [:]
+            let now = try Self.plan(entity, current)
+            if let missing = now.added.first {
+                throw FolioError.migrationRefused(
+                    entity: name,
+                    reason:
+                        "a migration step removed or renamed the column '\(missing.name)', which the entity declares; its values would be lost"
+                )
+            }
+            var refreshed = table
+            refreshed.removed = now.removed
+            refreshed.required = now.required
+            for column in now.filled where !refreshed.filled.contains(where: { $0.name == column.name }) {
+                refreshed.filled.append(column)
+            }
+            refreshed.needsRebuild = now.needsRebuild
+            refreshed.rowIDColumn = now.rowIDColumn
+            refreshed.current = current
+            return refreshed
+        }
+        return plan
     }
 
     /// Whether the plan changes nothing (the file only gets the new model version).

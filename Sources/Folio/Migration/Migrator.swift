@@ -70,11 +70,51 @@ enum Migrator {
                 try checkNoPendingRenames(db, model)
                 try checkNoPendingSteps(db, model)
             }
+            try checkNamesFree(db, model, plan: nil)
             return false
         }
-        _ = try MigrationPlan(file: FileSchema.read(db, names: allNames(model)), model: model)
+        try checkNamesFree(db, model, plan: MigrationPlan(file: FileSchema.read(db, names: allNames(model)), model: model))
         return true
     }
+
+    /// Refuses a file where a name Folio is about to give a new table or index is taken by
+    /// another table, view or index — another program's view named as a new entity, an
+    /// index on another table named as an entity's index — which SQLite would otherwise refuse half-way
+    /// through the open with its own error. Nothing of the file is dropped or renamed.
+    ///
+    /// - Parameter plan: the migration's plan; `nil` at the same model version (the
+    ///   refusal is then a ``FolioError/schemaMismatch(entity:differences:)``).
+    private static func checkNamesFree(_ db: Database, _ model: DeclaredModel, plan: MigrationPlan?) throws {
+        for entity in model.sortedEntities {
+            // The table the entity has in the file now (under an old name for a rename).
+            let table: String?
+            if let plan {
+                table = plan.tables.first { $0.entity.name == entity.name }?.file.name
+            } else {
+                table = try db.tableExists(entity.name) ? entity.name : nil
+            }
+            var wanted: [(name: String, type: String, what: String)] = []
+            if table == nil { wanted.append((entity.name, "table", "the entity's table")) }
+            for column in entity.schema.storedColumns where column.isIndexed {
+                wanted.append((SQLBuilder.indexName(entity.name, column.name), "index", "the entity's index on '\(column.name)'"))
+            }
+            for name in wanted {
+                for row in try Row.fetchAll(db, sql: objectNamed, arguments: [name.name]) {
+                    let type: String = row[0], found: String = row[1], owner: String = row[2]
+                    let owners = [entity.name, table].compactMap { $0?.lowercased() }
+                    if type == name.type && owners.contains(owner.lowercased()) { continue }
+                    let reason =
+                        "the name '\(name.name)' of \(name.what) is taken by the \(type) '\(found)'\(type == "index" ? " on '\(owner)'" : "") that Folio did not make; rename or drop it first"
+                    if plan == nil { throw FolioError.schemaMismatch(entity: entity.name, differences: [reason]) }
+                    throw FolioError.migrationRefused(entity: entity.name, reason: reason)
+                }
+            }
+        }
+    }
+
+    /// Tables, views and indexes share one namespace in SQLite; triggers have their own.
+    private static let objectNamed =
+        "SELECT type, name, tbl_name FROM sqlite_master WHERE type IN ('table', 'view', 'index') AND lower(name) = lower(?)"
 
     /// What ``open(_:_:path:othersOpen:)`` found, read in its transaction.
     struct Opened {
@@ -143,9 +183,11 @@ enum Migrator {
                 try checkNoPendingRenames(db, model)
                 try checkNoPendingSteps(db, model)
             }
+            try checkNamesFree(db, model, plan: nil)
         } else {
             if othersOpen() { throw FolioError.migrationWhileOpen(path: path) }
             let plan = try MigrationPlan(file: FileSchema.read(db, names: allNames(model)), model: model)
+            try checkNamesFree(db, model, plan: plan)
             try migrate(db, plan, model, guardian)
         }
         for schema in model.sortedEntities.map(\.schema) {
@@ -193,20 +235,37 @@ enum Migrator {
     // MARK: The three phases
 
     private static func migrate(_ db: Database, _ plan: MigrationPlan, _ model: DeclaredModel, _ guardian: CommitGuard) throws {
+        let broken = Set(try compileFailures(db).map(\.key))
         try expand(db, plan)
-        for step in try pendingSteps(db, model) {
+        let steps = try pendingSteps(db, model)
+        for step in steps {
             try run(step, db, guardian)
             try record(step, model, db)
         }
-        try contract(db, plan, model)
-        try checkSchemaCompiles(db)
+        // Steps may have changed the tables: the contract phase starts from what they left.
+        try contract(db, steps.isEmpty ? plan : plan.refreshed(db), model)
+        try checkSchemaCompiles(db, before: broken)
+    }
+
+    /// Refuses a migration that leaves a view or trigger that does not compile, where it
+    /// compiled before (``compileFailures(_:)``): SQLite accepts a trigger or view that
+    /// names a column or table the migration removed, and would fail only at the next write
+    /// or read. One that did not compile before either — another program's view calling a
+    /// function only that program defines, say — is not the migration's doing.
+    private static func checkSchemaCompiles(_ db: Database, before: Set<String>) throws {
+        guard let failure = try compileFailures(db).first(where: { !before.contains($0.key) }) else { return }
+        throw FolioError.migrationRefused(
+            entity: failure.name,
+            reason:
+                "after the migration, the \(failure.type) '\(failure.name)' or one of its triggers no longer compiles (\(failure.message)); change or drop it in a MigrationStep"
+        )
     }
 
     /// Prepares (never runs) a read of every view and an insert, update and delete on
-    /// every table, which compiles every view and trigger: SQLite accepts a trigger or view
-    /// that names a column or table the migration removed, and would fail only at the next
-    /// write or read. Such an object refuses the migration instead.
-    private static func checkSchemaCompiles(_ db: Database) throws {
+    /// every table, which compiles every view and trigger; returns what does not compile,
+    /// keyed by object and SQLite's message.
+    private static func compileFailures(_ db: Database) throws -> [(key: String, type: String, name: String, message: String)] {
+        var failures: [(key: String, type: String, name: String, message: String)] = []
         for row in try Row.fetchAll(db, sql: SQLBuilder.schemaObjects) {
             let type: String = row[0], name: String = row[1]
             let checks: [String]
@@ -220,14 +279,13 @@ enum Migrator {
                 do {
                     _ = try db.makeStatement(sql: sql)
                 } catch let error as DatabaseError {
-                    throw FolioError.migrationRefused(
-                        entity: name,
-                        reason:
-                            "after the migration, the \(type) '\(name)' or one of its triggers no longer compiles (\(error.message ?? "\(error.resultCode)")); change or drop it in a MigrationStep"
-                    )
+                    let message = error.message ?? "\(error.resultCode)"
+                    failures.append(("\(type) \(name.lowercased()): \(message)", type, name, message))
+                    break
                 }
             }
         }
+        return failures
     }
 
     private static func expand(_ db: Database, _ plan: MigrationPlan) throws {
@@ -245,7 +303,16 @@ enum Migrator {
             let name = table.entity.name
             // The old name's triggers update the old name's record: replaced after the rename.
             for trigger in SQLBuilder.changeTriggers(table: old) { try db.execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
-            try db.execute(sql: SQLBuilder.renameTable(old, to: name))
+            try refusingOthersObjects(entity: name, "renaming the table '\(old)' to '\(name)'") {
+                if old.lowercased() == name.lowercased() {
+                    // Only the case changes: SQLite takes the new name for the table's own and
+                    // refuses it; through a temporary name.
+                    try db.execute(sql: SQLBuilder.renameTable(old, to: "folio_migrating_\(name)"))
+                    try db.execute(sql: SQLBuilder.renameTable("folio_migrating_\(name)", to: name))
+                } else {
+                    try db.execute(sql: SQLBuilder.renameTable(old, to: name))
+                }
+            }
             try db.execute(sql: SQLBuilder.deleteEntityMetadata, arguments: [name])
             try db.execute(sql: SQLBuilder.renameEntityMetadata, arguments: [old, name])
             try FoldedKeys.forget(entity: old, db)
@@ -254,11 +321,16 @@ enum Migrator {
             try SchemaCheck.prepare(entity.schema, in: db)
         }
         for table in plan.tables {
+            let name = table.entity.name
             for rename in table.columnRenames {
-                try db.execute(sql: SQLBuilder.renameColumn(rename.from, to: rename.to, in: table.entity.name))
+                try refusingOthersObjects(entity: name, "renaming the column '\(rename.from)' to '\(rename.to)'") {
+                    try db.execute(sql: SQLBuilder.renameColumn(rename.from, to: rename.to, in: name))
+                }
             }
             for column in table.added {
-                try db.execute(sql: SQLBuilder.addColumn(column, to: table.entity.name))
+                try refusingOthersObjects(entity: name, "adding the column '\(column.name)'") {
+                    try db.execute(sql: SQLBuilder.addColumn(column, to: name))
+                }
             }
         }
     }
@@ -282,7 +354,13 @@ enum Migrator {
             for column in table.filled {
                 if let value = table.entity.defaults[column.name] {
                     let fill = SQLBuilder.fillNulls(column.name, in: name)
-                    try execute(fill, [value], db)
+                    try refusingOthersObjects(
+                        entity: name, "filling the NULLs of '\(column.name)' with its default value",
+                        hint:
+                            "a unique index (declared or another program's) or a trigger is in the way; give those rows values in a MigrationStep, or change the index or trigger"
+                    ) {
+                        try execute(fill, [value], db)
+                    }
                 }
             }
             for column in table.required {
@@ -304,13 +382,18 @@ enum Migrator {
             }
         }
         for table in plan.removedEntities {
-            let rows = try Int.fetchOne(db, sql: SQLBuilder.countRows(table.name)) ?? 0
-            let allowed = model.discarding.contains {
-                if case .entity(let entity) = $0 { return entity.lowercased() == table.name.lowercased() }
-                return false
+            // (A custom step may have dropped the table itself, after moving its rows.)
+            if try db.tableExists(table.name) {
+                let rows = try Int.fetchOne(db, sql: SQLBuilder.countRows(table.name)) ?? 0
+                let allowed = model.discarding.contains {
+                    if case .entity(let entity) = $0 { return entity.lowercased() == table.name.lowercased() }
+                    return false
+                }
+                if rows > 0 && !allowed {
+                    throw FolioError.migrationDiscardsData(entity: table.name, attribute: nil, rows: rows)
+                }
+                try db.execute(sql: SQLBuilder.dropTable(table.name))
             }
-            if rows > 0 && !allowed { throw FolioError.migrationDiscardsData(entity: table.name, attribute: nil, rows: rows) }
-            try db.execute(sql: SQLBuilder.dropTable(table.name))
             try db.execute(sql: SQLBuilder.deleteEntityMetadata, arguments: [table.name])
             try FoldedKeys.forget(entity: table.name, db)
         }
@@ -375,13 +458,49 @@ enum Migrator {
     }
 
     private static func checkForeignKeys(_ db: Database) throws {
-        let violations = try Row.fetchAll(db, sql: SQLBuilder.foreignKeyCheck)
+        let violations: [Row]
+        do {
+            violations = try Row.fetchAll(db, sql: SQLBuilder.foreignKeyCheck)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
+            // "foreign key mismatch - "child" referencing "parent"": a foreign key whose
+            // parent columns are gone or not unique (a removed attribute, say). SQLite would
+            // refuse every later write to either table.
+            let message = error.message ?? "\(error.resultCode)"
+            let names = message.split(separator: "\"", omittingEmptySubsequences: false)
+            let child = names.count >= 4 ? String(names[1]) : ""
+            let parent = names.count >= 4 ? String(names[3]) : ""
+            throw FolioError.migrationRefused(
+                entity: child,
+                reason:
+                    "after the migration, a foreign key of '\(child)' no longer matches its parent '\(parent)' (SQLite: \(message)): the columns it references must exist and be unique; change it in a MigrationStep"
+            )
+        }
         if let first = violations.first {
             let table: String = first[0]
             throw FolioError.migrationRefused(
                 entity: table,
                 reason:
                     "\(violations.count) row\(violations.count == 1 ? "" : "s") would violate foreign keys after the migration (the first: rowid \(first[1] as Int64? ?? 0) of '\(table)', referencing '\(first[2] as String)')"
+            )
+        }
+    }
+
+    /// Runs one of the migration's own statements; when SQLite refuses it because of what
+    /// another program made — a unique index or a trigger whose insert fails when the
+    /// declared default fills the `NULL`s, a view that no longer parses when a column is
+    /// renamed — the migration is refused by name instead of failing with SQLite's error.
+    static func refusingOthersObjects(
+        entity: String, _ what: String,
+        hint: String = "another program's index, trigger or view is in the way; change or drop it first",
+        _ body: () throws -> Void
+    ) throws {
+        do {
+            try body()
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT || error.resultCode == .SQLITE_ERROR {
+            throw FolioError.migrationRefused(
+                entity: entity,
+                reason:
+                    "\(what) fails (\(error.message ?? "\(error.resultCode)")): \(hint)"
             )
         }
     }

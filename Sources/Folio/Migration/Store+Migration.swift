@@ -21,4 +21,18 @@ extension Store {
         }
         schemaCookie.withLock { $0 = cookie }
     }
+
+    /// ``checkModelUnchanged(_:)`` where the store looks for other processes' commits
+    /// (``synchronize()``, ``observeExternalChanges(every:)``): when the model version
+    /// changed, the live controllers are told too (once), so that a list following the
+    /// store reports the error rather than showing the old results as current. Writer
+    /// queue only.
+    func checkModelUnchangedTellingControllers(_ db: Database) throws {
+        do {
+            try checkModelUnchanged(db)
+        } catch let error as FolioError {
+            if case .modelVersionChanged = error { hub.modelChanged(error) }
+            throw error
+        }
+    }
 }

@@ -48,8 +48,8 @@ public struct StoreModel: Sendable {
     /// Declares a model version.
     ///
     /// - Parameters:
-    ///   - version: the model version, at least 1; increase it with every change of the
-    ///     record types' tables and every new step.
+    ///   - version: the model version, from 1 to `Int32.max`; increase it with every
+    ///     change of the record types' tables and every new step.
     ///   - records: every record type of the model.
     ///   - discarding: attributes and entities whose data a migration may drop.
     ///   - steps: the custom migration steps of every version so far, oldest first.
@@ -115,8 +115,9 @@ public struct MigrationStep: Sendable {
     /// Declares a step.
     ///
     /// - Parameters:
-    ///   - name: a name unique among the model's steps; never rename a step that shipped
-    ///     (it would run again on files that ran it under the old name).
+    ///   - name: a name unique among the model's steps, not empty and without NUL
+    ///     characters; never rename a step that shipped (it would run again on files that
+    ///     ran it under the old name).
     ///   - body: the migration code, given the database inside the migration transaction.
     public init(_ name: String, _ body: @escaping @Sendable (Database) throws -> Void) {
         self.name = name

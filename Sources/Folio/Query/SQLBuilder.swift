@@ -465,8 +465,10 @@ enum SQLBuilder {
     /// Whether a table is `WITHOUT ROWID`.
     static let isWithoutRowID = "SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?"
     /// The indexes and triggers a table carries, with their SQL (automatic indexes have none).
+    /// A table's indexes and triggers. `tbl_name` is compared without case: a trigger's is
+    /// spelled as its `ON` clause spells the table (`ON NOTE`), an index's as the table is.
     static let tableObjects =
-        "SELECT type, name, sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY type, name"
+        "SELECT type, name, sql FROM sqlite_master WHERE lower(tbl_name) = lower(?) AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY type, name"
     static let hasSequenceTable = "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'sqlite_sequence'"
     static let readSequence = "SELECT max(seq) FROM sqlite_sequence WHERE lower(name) = lower(?)"
     static let raiseSequence = "UPDATE sqlite_sequence SET seq = ?2 WHERE name = ?1 AND seq < ?2"

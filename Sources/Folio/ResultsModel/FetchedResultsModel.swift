@@ -156,7 +156,9 @@ public final class FetchedResultsModel<R: PersistentRecord> {
     /// When the request cannot be applied (an untranslatable predicate, a sort that does not
     /// lead with the section key's attribute), the request and the results stay as they
     /// were and ``lastError`` says why. Before the first fetch, the new request is only
-    /// kept: `performFetch()` uses (and checks) it.
+    /// kept: `performFetch()` uses (and checks) it. A request that selects, orders and
+    /// batches exactly as the current one (the same value set again, as a binding that
+    /// writes back what it read does) changes nothing: no scan, no notification.
     ///
     /// - Complexity: one identifier scan, O(n), on the main actor, and a difference,
     ///   O(n log n) (see ``FetchedResultsController/setRequest(_:)``); loads no record.
@@ -250,6 +252,15 @@ public final class FetchedResultsModel<R: PersistentRecord> {
             self.content = content
             return
         }
+        if !replacingController, loadingState == .loaded, controller.lastError == nil,
+            Self.selectsTheSame(request, content.request)
+        {
+            // The same request again (a binding that sets what it read, a search field
+            // cleared twice): what a fresh fetch would show is what is shown. No scan, no
+            // notification; only an error of an earlier attempt is cleared.
+            lastError = nil
+            return
+        }
         if replacingController {
             let new = makeController(request, sectionBy: sectionBy)
             do {
@@ -275,6 +286,19 @@ public final class FetchedResultsModel<R: PersistentRecord> {
             }
         }
         showFetched(request: request, sectionBy: sectionBy)
+    }
+
+    /// Whether two requests select, order and load the same rows: the same SQL (predicate,
+    /// search, order, limit and offset, as compiled), the same search as typed, and the same
+    /// batching. A request that does not compile is never the same.
+    private static func selectsTheSame(_ a: RecordRequest<R>, _ b: RecordRequest<R>) -> Bool {
+        guard a.batchSize == b.batchSize, a.maxBatchesInMemory == b.maxBatchesInMemory,
+            a.estimatedResultCount == b.estimatedResultCount, a.search?.text == b.search?.text,
+            a.search?.attributes == b.search?.attributes, a.search?.matchesPrefixes == b.search?.matchesPrefixes,
+            a.search?.ranksByRelevance == b.search?.ranksByRelevance,
+            let first = try? a.compile(requireSort: true), let second = try? b.compile(requireSort: true)
+        else { return false }
+        return first == second
     }
 
     // MARK: Fetching

@@ -12,6 +12,13 @@ protocol CommitSubscriber: AnyObject, Sendable {
     /// It can arrive before the subscriber holds any state (it subscribes before reading):
     /// the subscriber must then read everything again once it has its state.
     func didChangeExternally(in db: Database)
+    /// The store can no longer follow the file (another process migrated it to another
+    /// model version): the subscriber reports `error` and reads nothing.
+    func cannotFollow(_ error: FolioError)
+}
+
+extension CommitSubscriber {
+    func cannotFollow(_ error: FolioError) {}
 }
 
 /// Turns SQLite's per-row update-hook events into one set of touched rowids per table
@@ -100,6 +107,18 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         guard let version = try Int64.fetchOne(db, sql: SQLBuilder.dataVersion) else { return false }
         defer { dataVersion = version }
         return dataVersion.map { $0 != version } ?? false
+    }
+
+    /// Whether subscribers were told that the file's model version changed (once is enough).
+    private var toldModelChange = false
+
+    /// Tells every subscriber, once, that the store cannot follow the file any more
+    /// (``FolioError/modelVersionChanged(path:found:opened:)``): its controllers report it
+    /// instead of showing the old results as current. Writer queue only.
+    func modelChanged(_ error: FolioError) {
+        guard !toldModelChange else { return }
+        toldModelChange = true
+        for subscriber in liveSubscribers { subscriber.cannotFollow(error) }
     }
 
     /// Checks for commits by other connections and tells every subscriber. Writer queue only.

@@ -97,12 +97,19 @@ enum InternalSchema {
 
     /// Makes the entity's three change triggers exactly the current ones: creates missing
     /// ones and replaces any other text (a version-1 trigger that only counted, say).
-    static func installChangeTriggers(table: String, _ db: Database) throws {
+    ///
+    /// - Returns: whether any trigger was missing or different — rows may then have been
+    ///   written without renewing the entity's change token.
+    @discardableResult
+    static func installChangeTriggers(table: String, _ db: Database) throws -> Bool {
+        var installed = false
         for trigger in SQLBuilder.changeTriggers(table: table) {
             let existing = try String.fetchOne(db, sql: SQLBuilder.objectSQL, arguments: ["trigger", trigger.name])
             if existing == trigger.sql { continue }
             if existing != nil { try db.execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
             try db.execute(sql: trigger.sql)
+            installed = true
         }
+        return installed
     }
 }

@@ -17,9 +17,14 @@ enum SchemaCheck {
         }
         // New, made elsewhere (adopted), or Folio's own from any version: the change
         // triggers become exactly the current ones, and the metadata row is there.
-        try InternalSchema.installChangeTriggers(table: schema.name, db)
+        let untracked = try InternalSchema.installChangeTriggers(table: schema.name, db)
         try FoldedKeys.prepare(schema, in: db)
         try db.execute(sql: SQLBuilder.writeMetadata, arguments: [schema.name, schema.versionHash, json])
+        if untracked {
+            // Without its triggers (another program dropped them, or the table, and made it
+            // again), rows changed and the token did not: no cache of the old rows is trusted.
+            try db.execute(sql: SQLBuilder.renewChangeID, arguments: [schema.name])
+        }
     }
 
     static func differences(_ schema: EntitySchema, _ db: Database) throws -> [String] {

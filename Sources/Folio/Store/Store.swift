@@ -346,7 +346,7 @@ public final class Store: Sendable {
         try requireOpen()
         try folio {
             try writer.writeWithoutTransaction { db in
-                try checkModelUnchanged(db)
+                try checkModelUnchangedTellingControllers(db)
                 try fixUpFoldedKeysInTransaction(db)
                 try hub.synchronize(db)
             }
@@ -364,7 +364,7 @@ public final class Store: Sendable {
                 guard let self else { return }
                 let hub = self.hub
                 try? await self.writer.writeWithoutTransaction { db in
-                    try self.checkModelUnchanged(db)
+                    try self.checkModelUnchangedTellingControllers(db)
                     try self.fixUpFoldedKeysInTransaction(db)
                     try hub.synchronize(db)
                 }

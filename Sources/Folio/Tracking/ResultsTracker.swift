@@ -94,6 +94,14 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         run(machine.withLock { $0.unknownRowsChanged() }, db)
     }
 
+    func cannotFollow(_ error: FolioError) {
+        // As a failed rescan: nothing is read, and a later commit reads everything again.
+        guard let work = machine.withLock({ $0.unknownRowsChanged() }),
+            let delivery = machine.withLock({ $0.finish(work, .failed(error)) })
+        else { return }
+        continuation.yield(delivery)
+    }
+
     /// Performs the work the state machine asked for (no lock held), then hands the result
     /// back to it and yields the delivery it makes. Writer's queue only: deliveries are
     /// yielded in commit order.
