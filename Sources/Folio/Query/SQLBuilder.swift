@@ -375,10 +375,14 @@ enum SQLBuilder {
     /// behind that a later `delete` would have to name exactly.
     static func searchTable(_ entity: String) -> String { "folio_\(entity)_fts" }
 
-    /// How the index splits text into words: letters, digits and marks (Unicode 6.1
-    /// categories) make words, everything else separates them. No diacritic removal or
-    /// case folding of its own beyond what the folded keys already have.
-    static let searchTokenizer = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'"
+    /// How the index splits text into words (``SearchText/isIndexedWordCharacter(_:)``):
+    /// letters, digits, marks and private use, and characters Unicode 15.0 does not assign,
+    /// make words; everything else separates them — by `unicode61`'s Unicode 6.1 categories,
+    /// and the characters assigned since that are not word characters as separators. No
+    /// diacritic removal or case folding of its own beyond what the folded keys already have.
+    static let searchTokenizer =
+        "unicode61 remove_diacritics 0 categories 'L* N* Co M*' separators '"
+        + SearchText.separatorsSinceUnicode61.replacingOccurrences(of: "'", with: "''") + "'"
 
     static func createSearchTable(_ schema: EntitySchema) -> String {
         let columns = schema.searchableKeyColumns.joined(separator: ", ")
