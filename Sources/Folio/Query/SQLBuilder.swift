@@ -426,6 +426,41 @@ enum SQLBuilder {
             "INSERT INTO \(quote(searchTable(schema.name))) (rowid, \(keys.joined(separator: ", "))) SELECT \(quote("id")), \(keys.joined(separator: ", ")) FROM \(quote(schema.name))"
     }
 
+    /// Whether an entity's full-text index holds exactly the table's rows: as many, with the
+    /// same sum of rowids (read from the index's row-size table, one small row per record).
+    static func searchIndexHasTableRows(_ table: String) -> String {
+        let sizes = quote(searchTable(table) + "_docsize"), id = quote("id")
+        return
+            "SELECT (SELECT count(*) FROM \(sizes)) = (SELECT count(*) FROM \(quote(table))) AND (SELECT total(\(id)) FROM \(sizes)) = (SELECT total(\(id)) FROM \(quote(table)))"
+    }
+
+    /// The tables an FTS5 index keeps its internals in, after its name and `_`.
+    static let searchShadowTables = ["config", "content", "data", "docsize", "idx"]
+    /// How many of them a file has (`?1` is the index's name and `_`).
+    static let searchShadowTableCount =
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (\(searchShadowTables.map { "?1 || '\($0)'" }.joined(separator: ", ")))"
+
+    /// Makes an index's configuration and data tables again, as FTS5 makes them, when
+    /// another program dropped them (an empty structure record, format version 4), so that
+    /// SQLite can open the index to drop it.
+    static func restoreSearchShadowTables(_ table: String) -> [String] {
+        let data = quote(table + "_data"), config = quote(table + "_config")
+        return [
+            "CREATE TABLE IF NOT EXISTS \(data) (id INTEGER PRIMARY KEY, block BLOB)",
+            "INSERT OR IGNORE INTO \(data) (id, block) VALUES (10, x'00000000000000')",
+            "CREATE TABLE IF NOT EXISTS \(config) (k PRIMARY KEY, v) WITHOUT ROWID",
+            "INSERT OR REPLACE INTO \(config) (k, v) VALUES ('version', 4)",
+        ]
+    }
+
+    /// A query that reads an index's configuration, terms and own copy of the text, one
+    /// row at most of each.
+    static func probeSearchTable(_ schema: EntitySchema) -> String {
+        let fts = quote(searchTable(schema.name)), column = quote(schema.searchableKeyColumns[0])
+        return
+            "SELECT (SELECT length(\(column)) FROM \(fts) LIMIT 1), (SELECT rowid FROM \(fts) WHERE \(fts) MATCH '\"folio\"' LIMIT 1)"
+    }
+
     /// The names of the triggers Folio derives from an entity's folded and searchable
     /// attributes, whatever they are (to drop them before a migration changes the table).
     static func derivedTriggerNames(table: String) -> [String] {
