@@ -325,7 +325,7 @@ enum SQLBuilder {
     /// The two triggers that note, in ``staleKeysTable``, a row whose folded keys do not
     /// follow its text: written by another program (the `sqlite3` shell, raw SQL) that
     /// changed a folded column without its key, or set a key `NULL` beside a value, or left
-    /// it `NULL`. SQLite built-ins only, so every other writer keeps working. Folio's own
+    /// it `NULL`, or changed the row's id (it may have been noted under the old one). SQLite built-ins only, so every other writer keeps working. Folio's own
     /// writes set the keys with the text; a change of case alone (where the key stays) is
     /// noted too, and the fix-up finds nothing to change.
     static func foldedKeyTriggers(_ schema: EntitySchema) -> [(name: String, sql: String)] {
@@ -338,7 +338,10 @@ enum SQLBuilder {
             "(\(q("NEW", $0.source)) IS NOT \(q("OLD", $0.source)) AND \(q("NEW", $0.key)) IS \(q("OLD", $0.key)))"
         }
         let note = "INSERT INTO \(staleKeysTable) (entity, row) VALUES ('\(table)', NEW.\(quote("id")))"
-        let columns = pairs.flatMap { [quote($0.source), quote($0.key)] }.joined(separator: ", ")
+        // A row whose id changes is noted under its new id: it may have been noted under the
+        // old one, which the fix-up would no longer find. (No `UPDATE OF` column list: an
+        // update of `rowid` names no column, and would not fire it.)
+        let moved = "OLD.\(quote("id")) IS NOT NEW.\(quote("id"))"
         return [
             (
                 "folio_\(table)_fold_ins",
@@ -346,7 +349,7 @@ enum SQLBuilder {
             ),
             (
                 "folio_\(table)_fold_upd",
-                "CREATE TRIGGER \(quote("folio_\(table)_fold_upd")) AFTER UPDATE OF \(columns) ON \(quote(table)) WHEN \((changed + mismatch).joined(separator: " OR ")) BEGIN \(note); END"
+                "CREATE TRIGGER \(quote("folio_\(table)_fold_upd")) AFTER UPDATE ON \(quote(table)) WHEN \(([moved] + changed + mismatch).joined(separator: " OR ")) BEGIN \(note); END"
             ),
         ]
     }

@@ -41,6 +41,44 @@ struct TextHardeningTests {
         #expect(try Self.notes(store, "🥰🫠").count == notes.count)
     }
 
+    /// Raw SQL, in a transaction or in the shell, that edits a row's text and then changes
+    /// its id (by `id` or by `rowid`): the row was noted stale under its old id, which the
+    /// fix-up no longer found, and its keys and words stayed behind its text for good.
+    @Test(arguments: ["id", "rowid"])
+    func aRowEditedThenMovedGetsItsKeys(_ column: String) throws {
+        let file = try StaleKeyTests.FileStore()
+        let store = file.store
+        let people = try insertPeople(store, [Person("alpha", note: "one"), Person("beta", note: "two"), Person("gamma")])
+        try store.write { tx in
+            try tx.database.execute(
+                sql: "UPDATE person SET name = 'Émile', note = 'Crème' WHERE id = ?", arguments: [people[0].id!.rawValue])
+            try tx.database.execute(sql: "UPDATE person SET \(column) = 1000 WHERE id = ?", arguments: [people[0].id!.rawValue])
+        }
+        try expectSearchAndKeysFollowTheText(store)
+        try sqlite3Shell(
+            file.path,
+            """
+            UPDATE person SET name = 'Zoë', note = 'Brûlée' WHERE id = \(people[1].id!.rawValue);
+            UPDATE person SET \(column) = 2000 WHERE id = \(people[1].id!.rawValue);
+            UPDATE person SET \(column) = 3000, name = 'Ærø' WHERE id = \(people[2].id!.rawValue);
+            """)
+        try store.synchronize()
+        try expectSearchAndKeysFollowTheText(store)
+        let emile = "EMILE", zoe = "zoe", aero = "ÆRØ"
+        #expect(
+            try store.fetch(RecordRequest<Person>(predicate: #Predicate { $0.name.folded == emile })).map { $0!.id } == [
+                RecordID(1000)
+            ])
+        #expect(
+            try store.fetch(RecordRequest<Person>(predicate: #Predicate { $0.name.folded == zoe })).map { $0!.id } == [
+                RecordID(2000)
+            ])
+        #expect(
+            try store.fetch(RecordRequest<Person>(predicate: #Predicate { $0.name.folded == aero })).map { $0!.id } == [
+                RecordID(3000)
+            ])
+    }
+
     /// Every character is a word character in a search exactly when the index's tokenizer
     /// makes a word of it (the rule that decides which search words are left out).
     @Test func theSearchAndTheIndexAgreeOnEveryCharacter() throws {
