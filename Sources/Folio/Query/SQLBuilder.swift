@@ -324,8 +324,9 @@ enum SQLBuilder {
 
     /// The two triggers that note, in ``staleKeysTable``, a row whose folded keys do not
     /// follow its text: written by another program (the `sqlite3` shell, raw SQL) that
-    /// changed a folded column without its key, or set a key `NULL` beside a value, or left
-    /// it `NULL`, or changed the row's id (it may have been noted under the old one). SQLite built-ins only, so every other writer keeps working. Folio's own
+    /// changed a folded column without its key, or a key without its text, or left a key
+    /// `NULL` or of another storage class than its text (an integer, a blob), or changed the
+    /// row's id (it may have been noted under the old one). SQLite built-ins only, so every other writer keeps working. Folio's own
     /// writes set the keys with the text; a change of case alone (where the key stays) is
     /// noted too, and the fix-up finds nothing to change.
     static func foldedKeyTriggers(_ schema: EntitySchema) -> [(name: String, sql: String)] {
@@ -333,9 +334,11 @@ enum SQLBuilder {
         let pairs = schema.foldedColumns
         guard !pairs.isEmpty else { return [] }
         func q(_ row: String, _ column: String) -> String { "\(row).\(quote(column))" }
-        let mismatch = pairs.map { "((\(q("NEW", $0.key)) IS NULL) <> (\(q("NEW", $0.source)) IS NULL))" }
+        // Folio's key has the storage class of its text (NULL, text, or a blob for a blob).
+        let mismatch = pairs.map { "(typeof(\(q("NEW", $0.key))) IS NOT typeof(\(q("NEW", $0.source))))" }
+        // The text changed and its key did not, or the key alone changed.
         let changed = pairs.map {
-            "(\(q("NEW", $0.source)) IS NOT \(q("OLD", $0.source)) AND \(q("NEW", $0.key)) IS \(q("OLD", $0.key)))"
+            "((\(q("NEW", $0.source)) IS NOT \(q("OLD", $0.source))) <> (\(q("NEW", $0.key)) IS NOT \(q("OLD", $0.key))))"
         }
         let note = "INSERT INTO \(staleKeysTable) (entity, row) VALUES ('\(table)', NEW.\(quote("id")))"
         // A row whose id changes is noted under its new id: it may have been noted under the
