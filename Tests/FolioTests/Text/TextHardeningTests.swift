@@ -224,6 +224,45 @@ struct DamagedTextFileTests {
     }
 }
 
+/// The same damage done while a store has the file open: its next fetch (or write) notices
+/// that the schema changed and repairs as an opening does. Before, a dropped folded-key
+/// trigger let another program's rows keep stale keys for good, a dropped stale-row table
+/// made every fetch and write of the entity fail, and a damaged full-text index every search.
+@Suite("Text hardening: damage while open")
+struct DamageWhileOpenTests {
+    /// The damages that change the schema (the others — rows deleted from the index or its
+    /// tables directly — are found at the next open only).
+    static let schemaDamages = DamagedTextFileTests.damages.indices.filter { index in
+        let damage = DamagedTextFileTests.damages[index].0
+        return damage.contains("DROP ") || damage.contains("CREATE ")
+    }
+
+    @Test(arguments: schemaDamages, [false, true])
+    func theNextAccessRepairs(_ index: Int, writeFirst: Bool) throws {
+        let (damage, canWrite) = DamagedTextFileTests.damages[index]
+        let file = try StaleKeyTests.FileStore()
+        let store = file.store
+        try insertPeople(
+            store,
+            ["alpha one", "beta two", "gamma three", "delta four", "epsilon five", "zeta six"].map {
+                Person(String($0.split(separator: " ")[0]), city: "Zürich", note: $0)
+            })
+        _ = try store.fetch(RecordRequest<Person>(search: TextSearch("one")))
+        try sqlite3Shell(file.path, damage + (canWrite ? "\n" + DamagedTextFileTests.writes : ""))
+        if writeFirst {
+            try store.write { tx in
+                var person = Person("Ärger", city: "Genève", note: "nouvelle entrée", age: 10)
+                try tx.insert(&person)
+            }
+        }
+        try expectSearchAndKeysFollowTheText(store)
+        try store.write { tx in
+            try tx.database.execute(sql: "UPDATE person SET note = 'Œuvre complète' WHERE id = 1")
+        }
+        try expectSearchAndKeysFollowTheText(store)
+    }
+}
+
 /// Every stored key is current, and searches and folded equality give what an oracle
 /// computing words and folded names in Swift from the records gives.
 func expectSearchAndKeysFollowTheText(_ store: Store, sourceLocation: SourceLocation = #_sourceLocation) throws {
