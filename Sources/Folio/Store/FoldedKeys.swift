@@ -68,9 +68,9 @@ enum FoldedKeys {
         try install(triggers, db)
     }
 
-    /// Whether the full-text index can be trusted: its triggers are Folio's, and it holds
-    /// exactly the table's rows (their number and the sum of their rowids, read from the
-    /// index's own row table — O(rows) over small rows, a few milliseconds per million).
+    /// Whether the full-text index can be trusted: its triggers are Folio's, its tables are
+    /// there and readable, and it has the table's rows (their number and their smallest and
+    /// largest rowids, read from the index's own row table: a few milliseconds per million).
     /// A damaged index (a table of its internals dropped by another program) is not intact.
     private static func isSearchIndexIntact(
         _ schema: EntitySchema, _ triggers: [(name: String, sql: String)], _ db: Database
