@@ -97,7 +97,7 @@ struct SearchClause: Sendable, Hashable {
 
 /// Reads a user's search text into FTS5 query terms (``TextSearch`` documents the rules).
 enum SearchText {
-    struct Term: Equatable {
+    struct Term: Hashable {
         /// The folded words, one after the other (one word, or a phrase).
         var text: String
         var prefix: Bool
@@ -107,6 +107,9 @@ enum SearchText {
     /// character for the index.
     static func terms(of text: String, prefixes: Bool) -> [Term] {
         var terms: [Term] = []
+        // A word typed twice is one condition: a pasted text repeating a word thousands of
+        // times would otherwise be as many phrases for the index to match (seconds each 100,000).
+        var seen: Set<Term> = []
         var scalars = Array(text.unicodeScalars)
         // NUL separates words in the index; it would end the query text early.
         for index in scalars.indices where scalars[index] == "\u{0}" { scalars[index] = " " }
@@ -116,7 +119,8 @@ enum SearchText {
             view.append(contentsOf: raw)
             let folded = TextFolding.fold(String(view))
             guard folded.unicodeScalars.contains(where: isIndexedWordCharacter) else { return }
-            terms.append(Term(text: folded, prefix: starred || prefixes))
+            let term = Term(text: folded, prefix: starred || prefixes)
+            if seen.insert(term).inserted { terms.append(term) }
         }
         while index < scalars.count {
             let scalar = scalars[index]
