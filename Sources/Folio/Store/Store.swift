@@ -393,7 +393,10 @@ public final class Store: Sendable {
     /// write transaction; one `PRAGMA schema_version` when nothing changed.
     func repairFoldedObjectsIfSchemaChanged(_ db: Database) throws {
         guard !foldedSchemas.isEmpty, try schemaVersion(db) != foldedObjectsCookie.current else { return }
-        for schema in foldedSchemas.values.sorted(by: { $0.name < $1.name }) { try FoldedKeys.prepare(schema, in: db) }
+        for schema in foldedSchemas.values.sorted(by: { $0.name < $1.name }) {
+            try SchemaCheck.repairFoldedKeyColumns(schema, db)
+            try FoldedKeys.prepare(schema, in: db)
+        }
         let cookie = try schemaVersion(db)
         foldedObjectsCookie.withLock { $0 = cookie }
     }
