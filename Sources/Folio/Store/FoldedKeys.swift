@@ -68,6 +68,21 @@ enum FoldedKeys {
         try install(triggers, db)
     }
 
+    /// Makes an entity's full-text index again from its folded keys, whatever state its
+    /// tables are in (SQLite found it damaged while the store was open).
+    static func rebuildSearchIndex(_ schema: EntitySchema, _ db: Database) throws {
+        guard !schema.searchableKeyColumns.isEmpty else { return }
+        let table = SQLBuilder.searchTable(schema.name)
+        let triggers = SQLBuilder.searchTriggers(schema)
+        for trigger in triggers { try db.execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
+        if try String.fetchOne(db, sql: SQLBuilder.objectSQL, arguments: ["table", table]) != nil {
+            try dropSearchTable(table, db)
+        }
+        try db.execute(sql: SQLBuilder.createSearchTable(schema))
+        try db.execute(sql: SQLBuilder.fillSearchTable(schema))
+        try install(triggers, db)
+    }
+
     /// Whether the full-text index can be trusted: its triggers are Folio's, its tables are
     /// there and readable, and it has the table's rows (their number and their smallest and
     /// largest rowids, read from the index's own row table: a few milliseconds per million).

@@ -429,11 +429,17 @@ public final class Store: Sendable {
     /// without folded attributes, a plain read.
     func readWithCurrentKeys<T>(_ table: String, _ body: (Database) throws -> T) throws -> T {
         guard let schema = foldedSchemas[table] else { return try readSync(body) }
-        for _ in 0..<3 {
+        for attempt in 0..<3 {
             var stale = false
-            let result: T? = try readSync { db -> T? in
-                stale = try needsFixUp(schema, db)
-                return stale ? nil : try body(db)
+            let result: T?
+            do {
+                result = try readSync { db -> T? in
+                    stale = try needsFixUp(schema, db)
+                    return stale ? nil : try body(db)
+                }
+            } catch let error where attempt < 2 && Self.isDamagedSearchIndex(error, schema) {
+                try rebuildSearchIndex(schema)
+                continue
             }
             if !stale, let result { return result }
             try fixUpStaleKeys()
@@ -445,15 +451,44 @@ public final class Store: Sendable {
     /// `readWithCurrentKeys(_:_:)` without blocking the caller's thread.
     func readWithCurrentKeys<T: Sendable>(_ table: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         guard let schema = foldedSchemas[table] else { return try await read(body) }
-        for _ in 0..<3 {
-            let result: (stale: Bool, value: T?) = try await read { db in
-                if try self.needsFixUp(schema, db) { return (true, nil) }
-                return (false, try body(db))
+        for attempt in 0..<3 {
+            let result: (stale: Bool, value: T?)
+            do {
+                result = try await read { db in
+                    if try self.needsFixUp(schema, db) { return (true, nil) }
+                    return (false, try body(db))
+                }
+            } catch let error where attempt < 2 && Self.isDamagedSearchIndex(error, schema) {
+                try rebuildSearchIndex(schema)
+                continue
             }
             if !result.stale, let value = result.value { return value }
             try await fixUpStaleKeys()
         }
         return try await read(body)
+    }
+
+    /// Whether `error` is SQLite finding an entity's full-text index damaged — its data or
+    /// configuration changed by another program (`SQLITE_CORRUPT_VTAB`, or an FTS5 error):
+    /// the index is derived from the folded keys, and made again.
+    private static func isDamagedSearchIndex(_ error: any Error, _ schema: EntitySchema) -> Bool {
+        guard !schema.searchableKeyColumns.isEmpty, case .sqlite(let code, let message, _, _) = error as? FolioError
+        else { return false }
+        return code == 267 || message.contains("fts5")
+    }
+
+    /// Makes an entity's full-text index again from its folded keys (``FoldedKeys``).
+    private func rebuildSearchIndex(_ schema: EntitySchema) throws {
+        try requireOpen(writing: true)
+        try folio {
+            try writer.write { db in
+                try marked(writing: true) {
+                    try checkNotMoved(db)
+                    try checkModelUnchanged(db)
+                    try FoldedKeys.rebuildSearchIndex(schema, db)
+                }
+            }
+        }
     }
 
     /// Fixes the folded keys of `table` up when rows are noted stale (before a read that

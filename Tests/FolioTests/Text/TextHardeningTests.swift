@@ -261,6 +261,27 @@ struct DamageWhileOpenTests {
         return damage.contains("DROP ") || damage.contains("CREATE ")
     }
 
+    /// An index whose data or configuration another program changed (no schema change):
+    /// the next search finds it damaged, and it is made again from the keys. Before, every
+    /// search failed ("database disk image is malformed", "invalid fts5 file format") until
+    /// the store was opened again.
+    @Test(arguments: [
+        "DELETE FROM folio_person_fts_data;", "DELETE FROM folio_person_fts_config;",
+        "UPDATE folio_person_fts_config SET v = 3 WHERE k = 'version';",
+    ])
+    func aDamagedIndexIsMadeAgainAtTheNextSearch(_ damage: String) async throws {
+        let file = try StaleKeyTests.FileStore()
+        let store = file.store
+        try insertPeople(
+            store, ["alpha one", "beta two", "Gamma thrée"].map { Person(String($0.prefix(4)), city: "Zürich", note: $0) })
+        _ = try await store.fetch(RecordRequest<Person>(search: TextSearch("one")))
+        try sqlite3Shell(file.path, damage)
+        #expect(try fetchedNames(store, RecordRequest(search: TextSearch("THREE"))) == ["Gamm"])
+        try sqlite3Shell(file.path, damage)
+        #expect(try await store.fetch(RecordRequest<Person>(search: TextSearch("zurich"))).count == 3)
+        try expectSearchAndKeysFollowTheText(store)
+    }
+
     @Test(arguments: schemaDamages, [false, true])
     func theNextAccessRepairs(_ index: Int, writeFirst: Bool) throws {
         let (damage, canWrite) = DamagedTextFileTests.damages[index]
