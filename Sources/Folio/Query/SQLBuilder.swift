@@ -324,8 +324,9 @@ enum SQLBuilder {
 
     /// The two triggers that note, in ``staleKeysTable``, a row whose folded keys do not
     /// follow its text: written by another program (the `sqlite3` shell, raw SQL) that
-    /// changed a folded column without its key, or set a key `NULL` beside a value, or left
-    /// it `NULL`. SQLite built-ins only, so every other writer keeps working. Folio's own
+    /// changed a folded column without its key, or a key without its text, or left a key
+    /// `NULL` or of another storage class than its text (an integer, a blob), or changed the
+    /// row's id (it may have been noted under the old one). SQLite built-ins only, so every other writer keeps working. Folio's own
     /// writes set the keys with the text; a change of case alone (where the key stays) is
     /// noted too, and the fix-up finds nothing to change.
     static func foldedKeyTriggers(_ schema: EntitySchema) -> [(name: String, sql: String)] {
@@ -333,12 +334,17 @@ enum SQLBuilder {
         let pairs = schema.foldedColumns
         guard !pairs.isEmpty else { return [] }
         func q(_ row: String, _ column: String) -> String { "\(row).\(quote(column))" }
-        let mismatch = pairs.map { "((\(q("NEW", $0.key)) IS NULL) <> (\(q("NEW", $0.source)) IS NULL))" }
+        // Folio's key has the storage class of its text (NULL, text, or a blob for a blob).
+        let mismatch = pairs.map { "(typeof(\(q("NEW", $0.key))) IS NOT typeof(\(q("NEW", $0.source))))" }
+        // The text changed and its key did not, or the key alone changed.
         let changed = pairs.map {
-            "(\(q("NEW", $0.source)) IS NOT \(q("OLD", $0.source)) AND \(q("NEW", $0.key)) IS \(q("OLD", $0.key)))"
+            "((\(q("NEW", $0.source)) IS NOT \(q("OLD", $0.source))) <> (\(q("NEW", $0.key)) IS NOT \(q("OLD", $0.key))))"
         }
         let note = "INSERT INTO \(staleKeysTable) (entity, row) VALUES ('\(table)', NEW.\(quote("id")))"
-        let columns = pairs.flatMap { [quote($0.source), quote($0.key)] }.joined(separator: ", ")
+        // A row whose id changes is noted under its new id: it may have been noted under the
+        // old one, which the fix-up would no longer find. (No `UPDATE OF` column list: an
+        // update of `rowid` names no column, and would not fire it.)
+        let moved = "OLD.\(quote("id")) IS NOT NEW.\(quote("id"))"
         return [
             (
                 "folio_\(table)_fold_ins",
@@ -346,7 +352,7 @@ enum SQLBuilder {
             ),
             (
                 "folio_\(table)_fold_upd",
-                "CREATE TRIGGER \(quote("folio_\(table)_fold_upd")) AFTER UPDATE OF \(columns) ON \(quote(table)) WHEN \((changed + mismatch).joined(separator: " OR ")) BEGIN \(note); END"
+                "CREATE TRIGGER \(quote("folio_\(table)_fold_upd")) AFTER UPDATE ON \(quote(table)) WHEN \(([moved] + changed + mismatch).joined(separator: " OR ")) BEGIN \(note); END"
             ),
         ]
     }
@@ -375,10 +381,14 @@ enum SQLBuilder {
     /// behind that a later `delete` would have to name exactly.
     static func searchTable(_ entity: String) -> String { "folio_\(entity)_fts" }
 
-    /// How the index splits text into words: letters, digits and marks (Unicode 6.1
-    /// categories) make words, everything else separates them. No diacritic removal or
-    /// case folding of its own beyond what the folded keys already have.
-    static let searchTokenizer = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'"
+    /// How the index splits text into words (``SearchText/isIndexedWordCharacter(_:)``):
+    /// letters, digits, marks and private use, and characters Unicode 15.0 does not assign,
+    /// make words; everything else separates them — by `unicode61`'s Unicode 6.1 categories,
+    /// and the characters assigned since that are not word characters as separators. No
+    /// diacritic removal or case folding of its own beyond what the folded keys already have.
+    static let searchTokenizer =
+        "unicode61 remove_diacritics 0 categories 'L* N* Co M*' separators '"
+        + SearchText.separatorsSinceUnicode61.replacingOccurrences(of: "'", with: "''") + "'"
 
     static func createSearchTable(_ schema: EntitySchema) -> String {
         let columns = schema.searchableKeyColumns.joined(separator: ", ")
@@ -420,6 +430,42 @@ enum SQLBuilder {
         let keys = schema.searchableKeyColumns.map(quote)
         return
             "INSERT INTO \(quote(searchTable(schema.name))) (rowid, \(keys.joined(separator: ", "))) SELECT \(quote("id")), \(keys.joined(separator: ", ")) FROM \(quote(schema.name))"
+    }
+
+    /// Whether an entity's full-text index has the table's rows: as many, with the same
+    /// smallest and largest rowid (read from the index's row-size table, one small row per
+    /// record; counts are a few milliseconds per million rows, the bounds O(log n)).
+    static func searchIndexHasTableRows(_ table: String) -> String {
+        let sizes = quote(searchTable(table) + "_docsize"), id = quote("id"), rows = quote(table)
+        return
+            "SELECT (SELECT count(*) FROM \(sizes)) = (SELECT count(*) FROM \(rows)) AND (SELECT min(\(id)) FROM \(sizes)) IS (SELECT min(\(id)) FROM \(rows)) AND (SELECT max(\(id)) FROM \(sizes)) IS (SELECT max(\(id)) FROM \(rows))"
+    }
+
+    /// The tables an FTS5 index keeps its internals in, after its name and `_`.
+    static let searchShadowTables = ["config", "content", "data", "docsize", "idx"]
+    /// How many of them a file has (`?1` is the index's name and `_`).
+    static let searchShadowTableCount =
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (\(searchShadowTables.map { "?1 || '\($0)'" }.joined(separator: ", ")))"
+
+    /// Makes an index's configuration and data tables again, as FTS5 makes them, when
+    /// another program dropped them (an empty structure record, format version 4), so that
+    /// SQLite can open the index to drop it.
+    static func restoreSearchShadowTables(_ table: String) -> [String] {
+        let data = quote(table + "_data"), config = quote(table + "_config")
+        return [
+            "CREATE TABLE IF NOT EXISTS \(data) (id INTEGER PRIMARY KEY, block BLOB)",
+            "INSERT OR IGNORE INTO \(data) (id, block) VALUES (10, x'00000000000000')",
+            "CREATE TABLE IF NOT EXISTS \(config) (k PRIMARY KEY, v) WITHOUT ROWID",
+            "INSERT OR REPLACE INTO \(config) (k, v) VALUES ('version', 4)",
+        ]
+    }
+
+    /// A query that reads an index's configuration, terms and own copy of the text, one
+    /// row at most of each.
+    static func probeSearchTable(_ schema: EntitySchema) -> String {
+        let fts = quote(searchTable(schema.name)), column = quote(schema.searchableKeyColumns[0])
+        return
+            "SELECT (SELECT length(\(column)) FROM \(fts) LIMIT 1), (SELECT rowid FROM \(fts) WHERE \(fts) MATCH '\"folio\"' LIMIT 1)"
     }
 
     /// The names of the triggers Folio derives from an entity's folded and searchable

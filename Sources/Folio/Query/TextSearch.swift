@@ -97,7 +97,7 @@ struct SearchClause: Sendable, Hashable {
 
 /// Reads a user's search text into FTS5 query terms (``TextSearch`` documents the rules).
 enum SearchText {
-    struct Term: Equatable {
+    struct Term: Hashable {
         /// The folded words, one after the other (one word, or a phrase).
         var text: String
         var prefix: Bool
@@ -107,6 +107,9 @@ enum SearchText {
     /// character for the index.
     static func terms(of text: String, prefixes: Bool) -> [Term] {
         var terms: [Term] = []
+        // A word typed twice is one condition: a pasted text repeating a word thousands of
+        // times would otherwise be as many phrases for the index to match (seconds each 100,000).
+        var seen: Set<Term> = []
         var scalars = Array(text.unicodeScalars)
         // NUL separates words in the index; it would end the query text early.
         for index in scalars.indices where scalars[index] == "\u{0}" { scalars[index] = " " }
@@ -116,7 +119,8 @@ enum SearchText {
             view.append(contentsOf: raw)
             let folded = TextFolding.fold(String(view))
             guard folded.unicodeScalars.contains(where: isIndexedWordCharacter) else { return }
-            terms.append(Term(text: folded, prefix: starred || prefixes))
+            let term = Term(text: folded, prefix: starred || prefixes)
+            if seen.insert(term).inserted { terms.append(term) }
         }
         while index < scalars.count {
             let scalar = scalars[index]
@@ -146,19 +150,62 @@ enum SearchText {
         return terms
     }
 
-    /// A character the index makes words of: a letter, digit or mark (or private-use
-    /// character) that Unicode 6.1, the version of SQLite's `unicode61` tokenizer, knows.
+    /// A character the index makes words of: a letter, digit, mark or private-use character
+    /// of Unicode 15.0 (the version the folding stops at), or a character Unicode 15.0 does
+    /// not assign, which the folding keeps as it is. Everything else — punctuation, symbols,
+    /// emoji, spaces, controls — separates words.
+    ///
+    /// SQLite's `unicode61` tokenizer knows Unicode 6.1 only, and makes words of every
+    /// character 6.1 does not assign: the index's tokenizer is told that the characters
+    /// assigned since, up to 15.0, that are not letters, digits or marks are separators
+    /// (``separatorsSinceUnicode61``), so that the index and the search agree on every
+    /// character — "thanks🙂" has the word "thanks" in both.
     static func isIndexedWordCharacter(_ scalar: Unicode.Scalar) -> Bool {
-        guard let age = scalar.properties.age, age.major < 6 || (age.major == 6 && age.minor <= 1) else { return false }
-        switch scalar.properties.generalCategory {
+        // The two noncharacters SQLite's tables, unlike Swift's, do not leave unassigned.
+        if scalar.value == 0xFFFE || scalar.value == 0xFFFF { return false }
+        guard let age = scalar.properties.age, !isNewerThanFolding(age),
+            scalar.properties.generalCategory != .unassigned
+        else { return true }
+        return isWordCategory(scalar.properties.generalCategory)
+    }
+
+    /// Letters, numbers, marks and private use: `categories 'L* N* Co M*'`.
+    private static func isWordCategory(_ category: Unicode.GeneralCategory) -> Bool {
+        switch category {
         case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
             .decimalNumber, .letterNumber, .otherNumber, .privateUse,
             .nonspacingMark, .spacingMark, .enclosingMark:
-            return true
+            true
         default:
-            return false
+            false
         }
     }
+
+    private static func isNewerThanFolding(_ age: Unicode.Version) -> Bool {
+        let newest = TextFolding.unicodeVersion
+        return age.major > newest.major || (age.major == newest.major && age.minor > newest.minor)
+    }
+
+    /// The characters assigned after Unicode 6.1, up to 15.0, that are not letters, digits,
+    /// marks or private use — emoji, symbols, punctuation — in descending order (SQLite
+    /// inserts each into a sorted list, and descending order makes that linear). The index's
+    /// tokenizer separates words at them (``SQLBuilder/searchTokenizer``); without them its
+    /// Unicode 6.1 tables would join `🙂` (Unicode 7.0) to the word before it. No character
+    /// of planes 4 to 13 or 15 and 16 is assigned by 15.0 other than as private use.
+    static let separatorsSinceUnicode61: String = {
+        var separators = String.UnicodeScalarView()
+        for range in [0xE0000...0xE0FFF, 0x80...0x3FFFF] {
+            for value in range.reversed() {
+                guard let scalar = Unicode.Scalar(value), let age = scalar.properties.age,
+                    age.major > 6 || (age.major == 6 && age.minor > 1), !isNewerThanFolding(age),
+                    scalar.properties.generalCategory != .unassigned,
+                    !isWordCategory(scalar.properties.generalCategory)
+                else { continue }
+                separators.append(scalar)
+            }
+        }
+        return String(separators)
+    }()
 
     /// The FTS5 query: every term an FTS5 string (double quotes doubled), `*` after a
     /// prefix, all required; restricted to `columns` when there are any.

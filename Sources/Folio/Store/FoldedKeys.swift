@@ -27,15 +27,22 @@ enum FoldedKeys {
     /// Creates or repairs an entity's folded-key triggers, full-text index and its
     /// triggers, and computes every key again when the file's folding version for the entity
     /// is not this one. In the caller's write transaction.
+    ///
+    /// What another program may have damaged is repaired, never trusted: a folded-key
+    /// trigger that is missing or not Folio's means rows written meanwhile were not noted,
+    /// so every key is computed again; a full-text index of another shape, with a trigger
+    /// missing or not Folio's, or whose rows are not the table's (another program deleted
+    /// or inserted some), is made again from the keys.
     static func prepare(_ schema: EntitySchema, in db: Database) throws {
         guard schema.hasFoldedColumns else { return }
         try db.execute(sql: SQLBuilder.createStaleKeys)
-        try install(SQLBuilder.foldedKeyTriggers(schema), db)
+        let keyTriggersRepaired = try install(SQLBuilder.foldedKeyTriggers(schema), db)
         let versionKey = SQLBuilder.foldingVersionKey(schema.name)
         let version = try DatabaseValue.fetchOne(db, sql: SQLBuilder.readStoreMetadata, arguments: [versionKey])
         var fillIndex = false
-        if version != TextFolding.version.databaseValue {
-            // Keys of another folding (or of none yet): all computed again, the index after.
+        if version != TextFolding.version.databaseValue || keyTriggersRepaired {
+            // Keys of another folding, of none yet, or written unnoticed: all computed
+            // again (only the rows whose keys change are written), the index after.
             for trigger in SQLBuilder.searchTriggers(schema) { try db.execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
             try refold(schema, db)
             try db.execute(sql: SQLBuilder.writeStoreMetadata, arguments: [versionKey, TextFolding.version])
@@ -44,33 +51,96 @@ enum FoldedKeys {
         guard !schema.searchableKeyColumns.isEmpty else { return }
         let table = SQLBuilder.searchTable(schema.name)
         let wanted = SQLBuilder.createSearchTable(schema)
-        let existing = try String.fetchOne(db, sql: SQLBuilder.objectSQL, arguments: ["table", table])
-        if existing != wanted {
-            // Missing (a new entity, a migration dropped it) or of another shape: made again.
-            if existing != nil { try db.execute(sql: SQLBuilder.dropVirtualTable(table)) }
-            try db.execute(sql: wanted)
-            fillIndex = true
-        } else if fillIndex {
-            try db.execute(sql: SQLBuilder.dropVirtualTable(table))
-            try db.execute(sql: wanted)
-        }
-        // The index is filled before its triggers exist, so that nothing is indexed twice.
         let triggers = SQLBuilder.searchTriggers(schema)
-        if fillIndex {
+        let existing = try String.fetchOne(db, sql: SQLBuilder.objectSQL, arguments: ["table", table])
+        if existing == wanted, !fillIndex {
+            fillIndex = try !isSearchIndexIntact(schema, triggers, db)
+        }
+        if existing != wanted || fillIndex {
+            // Missing (a new entity, a migration dropped it), of another shape, or not
+            // following the table: made again, and filled before its triggers exist, so
+            // that nothing is indexed twice.
             for trigger in triggers { try db.execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
+            if existing != nil { try dropSearchTable(table, db) }
+            try db.execute(sql: wanted)
             try db.execute(sql: SQLBuilder.fillSearchTable(schema))
         }
         try install(triggers, db)
     }
 
-    /// Makes each trigger exactly the given text (created, or replaced when it differs).
-    private static func install(_ triggers: [(name: String, sql: String)], _ db: Database) throws {
+    /// Makes an entity's full-text index again from its folded keys, whatever state its
+    /// tables are in (SQLite found it damaged while the store was open).
+    static func rebuildSearchIndex(_ schema: EntitySchema, _ db: Database) throws {
+        guard !schema.searchableKeyColumns.isEmpty else { return }
+        let table = SQLBuilder.searchTable(schema.name)
+        let triggers = SQLBuilder.searchTriggers(schema)
+        for trigger in triggers { try db.execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
+        if try String.fetchOne(db, sql: SQLBuilder.objectSQL, arguments: ["table", table]) != nil {
+            try dropSearchTable(table, db)
+        }
+        try db.execute(sql: SQLBuilder.createSearchTable(schema))
+        try db.execute(sql: SQLBuilder.fillSearchTable(schema))
+        try install(triggers, db)
+    }
+
+    /// Whether the full-text index can be trusted: its triggers are Folio's, its tables are
+    /// there and readable, and it has the table's rows (their number and their smallest and
+    /// largest rowids, read from the index's own row table: a few milliseconds per million).
+    /// A damaged index (a table of its internals dropped by another program) is not intact.
+    private static func isSearchIndexIntact(
+        _ schema: EntitySchema, _ triggers: [(name: String, sql: String)], _ db: Database
+    ) throws -> Bool {
+        for trigger in triggers {
+            let existing = try String.fetchOne(db, sql: SQLBuilder.objectSQL, arguments: ["trigger", trigger.name])
+            if existing != trigger.sql { return false }
+        }
+        let shadows = try Int.fetchOne(
+            db, sql: SQLBuilder.searchShadowTableCount, arguments: [SQLBuilder.searchTable(schema.name) + "_"])
+        guard shadows == SQLBuilder.searchShadowTables.count else { return false }
+        do {
+            // Reads the index's terms and its own copy of the text: fails when their tables
+            // are damaged.
+            _ = try Row.fetchAll(db, sql: SQLBuilder.probeSearchTable(schema))
+            return try Bool.fetchOne(db, sql: SQLBuilder.searchIndexHasTableRows(schema.name)) ?? false
+        } catch {
+            return false
+        }
+    }
+
+    /// Drops a full-text index. One whose configuration or data table another program
+    /// dropped cannot be opened, and so not dropped either: those two are made again, empty
+    /// (an empty structure record, the format version), and the index dropped then; when
+    /// even that fails, a clear error.
+    private static func dropSearchTable(_ table: String, _ db: Database) throws {
+        do {
+            try db.execute(sql: SQLBuilder.dropVirtualTable(table))
+            return
+        } catch is DatabaseError {}
+        do {
+            for sql in SQLBuilder.restoreSearchShadowTables(table) { try db.execute(sql: sql) }
+            try db.execute(sql: SQLBuilder.dropVirtualTable(table))
+        } catch let error as DatabaseError {
+            throw FolioError.invalidStoreMetadata(
+                path: sqlite3_db_filename(db.sqliteConnection, "main").map { String(cString: $0) } ?? ":memory:",
+                reason:
+                    "the full-text index '\(table)' is damaged and cannot be dropped to be made again (\(error.message ?? "\(error.resultCode)")); remove it and its tables '\(table)_*' from the file (Folio makes it again at the next open)"
+            )
+        }
+    }
+
+    /// Makes each trigger exactly the given text (created, or replaced when it differs);
+    /// returns whether any was missing or different.
+    @discardableResult
+    private static func install(_ triggers: [(name: String, sql: String)], _ db: Database) throws -> Bool {
+        var repaired = false
         for trigger in triggers {
             let existing = try String.fetchOne(db, sql: SQLBuilder.objectSQL, arguments: ["trigger", trigger.name])
             if existing == trigger.sql { continue }
             if existing != nil { try db.execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
             try db.execute(sql: trigger.sql)
+            repaired = true
         }
+        return repaired
     }
 
     /// Drops the triggers and the full-text index derived from a table's folded attributes

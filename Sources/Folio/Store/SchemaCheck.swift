@@ -14,6 +14,7 @@ enum SchemaCheck {
             if !differences.isEmpty {
                 throw FolioError.schemaMismatch(entity: schema.name, differences: differences)
             }
+            try repairFoldedKeyColumns(schema, db)
         }
         // New, made elsewhere (adopted), or Folio's own from any version: the change
         // triggers become exactly the current ones, and the metadata row is there.
@@ -24,6 +25,26 @@ enum SchemaCheck {
             // Without its triggers (another program dropped them, or the table, and made it
             // again), rows changed and the token did not: no cache of the old rows is trusted.
             try db.execute(sql: SQLBuilder.renewChangeID, arguments: [schema.name])
+        }
+    }
+
+    /// Makes again a folded key's column or index that another program dropped (they are
+    /// derived from the text: ``differences(_:_:)`` does not count them missing); a column
+    /// made again has its keys computed by ``FoldedKeys/prepare(_:in:)``.
+    static func repairFoldedKeyColumns(_ schema: EntitySchema, _ db: Database) throws {
+        let keys = Set(schema.foldedColumns.map(\.key))
+        guard !keys.isEmpty else { return }
+        let existing = Set(try String.fetchAll(db, sql: SQLBuilder.columnNames, arguments: [schema.name]).map { $0.lowercased() })
+        let indexes = Set(try Row.fetchAll(db, sql: SQLBuilder.indexList, arguments: [schema.name]).map { $0[0] as String })
+        for column in schema.storedColumns where keys.contains(column.name) {
+            if !existing.contains(column.name.lowercased()) {
+                try db.execute(sql: SQLBuilder.addColumn(column, to: schema.name))
+                // Every key computed again at the next step of the opening.
+                try db.execute(sql: SQLBuilder.deleteStoreMetadata, arguments: [SQLBuilder.foldingVersionKey(schema.name)])
+            }
+            if column.isIndexed, !indexes.contains(SQLBuilder.indexName(schema.name, column.name)) {
+                try db.execute(sql: SQLBuilder.createIndex(table: schema.name, column: column))
+            }
         }
     }
 
@@ -46,9 +67,20 @@ enum SchemaCheck {
             differences.append("missing column 'id' (INTEGER PRIMARY KEY)")
         }
         var declared: Set<String> = ["id"]
+        // A folded key's column and index are derived from the text: in a file of the declared
+        // entity (its version hash recorded), made again when missing
+        // (``repairFoldedKeyColumns(_:_:)``), not a difference.
+        var keys: Set<String> = []
+        if try db.tableExists(SQLBuilder.metadataTable),
+            let stored = try Row.fetchOne(db, sql: SQLBuilder.readMetadata, arguments: [schema.name]),
+            (stored[0] as String?) == schema.versionHash
+        {
+            keys = Set(schema.foldedColumns.map(\.key))
+        }
         for column in schema.storedColumns {
             declared.insert(column.name.lowercased())
             guard let found = actual[column.name.lowercased()] else {
+                if keys.contains(column.name) { continue }
                 differences.append("missing column '\(column.name)' (\(column.type.sqlType))")
                 continue
             }
@@ -71,6 +103,7 @@ enum SchemaCheck {
         }
         for column in schema.storedColumns where column.isIndexed {
             let name = SQLBuilder.indexName(schema.name, column.name)
+            if indexes[name] == nil, keys.contains(column.name) { continue }
             if let unique = indexes[name] {
                 if unique != column.isUnique {
                     differences.append(

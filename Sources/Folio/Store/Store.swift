@@ -49,6 +49,9 @@ public final class Store: Sendable {
     public let modelVersion: Int
     /// `PRAGMA schema_version` when the model version was last found unchanged (see ``checkModelUnchanged(_:)``).
     let schemaCookie = Locked<Int64>(0)
+    /// `PRAGMA schema_version` when the objects derived from folded attributes (triggers,
+    /// full-text indexes, `folio_stale_keys`) were last made or checked (see ``FoldedKeys``).
+    let foldedObjectsCookie = Locked<Int64>(0)
     /// The file while this store is counted in ``OpenStoreFiles``.
     private let openFile = Locked<FileIdentity?>(nil)
 
@@ -177,6 +180,7 @@ public final class Store: Sendable {
             }
             identity.withLock { $0 = opened.identity }
             schemaCookie.withLock { $0 = opened.schemaVersion }
+            foldedObjectsCookie.withLock { $0 = opened.schemaVersion }
             // Counted once open: a store still opening has no state a migration could
             // invalidate (it finds the migrated file, or its next access throws).
             if let fileIdentity {
@@ -379,7 +383,34 @@ public final class Store: Sendable {
     /// SQL included) and what other processes wrote before it are consistent.
     func fixUpFoldedKeys(_ db: Database) throws {
         guard !foldedSchemas.isEmpty else { return }
+        try repairFoldedObjectsIfSchemaChanged(db)
         try FoldedKeys.fixUp(foldedSchemas.values.sorted { $0.name < $1.name }, db)
+    }
+
+    /// When another program (or raw SQL) changed the schema since Folio last looked, what it
+    /// dropped or replaced of the folded-key triggers, full-text indexes and stale-row
+    /// table is repaired, as at open (``FoldedKeys/prepare(_:in:)``). In the caller's
+    /// write transaction; one `PRAGMA schema_version` when nothing changed.
+    func repairFoldedObjectsIfSchemaChanged(_ db: Database) throws {
+        guard !foldedSchemas.isEmpty, try schemaVersion(db) != foldedObjectsCookie.current else { return }
+        for schema in foldedSchemas.values.sorted(by: { $0.name < $1.name }) {
+            try SchemaCheck.repairFoldedKeyColumns(schema, db)
+            try FoldedKeys.prepare(schema, in: db)
+        }
+        let cookie = try schemaVersion(db)
+        foldedObjectsCookie.withLock { $0 = cookie }
+    }
+
+    private func schemaVersion(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db.cachedStatement(sql: SQLBuilder.schemaVersion)) ?? 0
+    }
+
+    /// Whether keys must be fixed up before a read of `schema`'s table: rows are noted
+    /// stale, or the schema changed since Folio last checked its folded objects (another
+    /// program may have dropped a trigger or the stale-row table itself).
+    private func needsFixUp(_ schema: EntitySchema, _ db: Database) throws -> Bool {
+        if try schemaVersion(db) != foldedObjectsCookie.current { return true }
+        return try FoldedKeys.hasStaleRows(schema, db)
     }
 
     /// The same in a transaction of its own, outside any (synchronize): a commit that
@@ -398,11 +429,17 @@ public final class Store: Sendable {
     /// without folded attributes, a plain read.
     func readWithCurrentKeys<T>(_ table: String, _ body: (Database) throws -> T) throws -> T {
         guard let schema = foldedSchemas[table] else { return try readSync(body) }
-        for _ in 0..<3 {
+        for attempt in 0..<3 {
             var stale = false
-            let result: T? = try readSync { db -> T? in
-                stale = try FoldedKeys.hasStaleRows(schema, db)
-                return stale ? nil : try body(db)
+            let result: T?
+            do {
+                result = try readSync { db -> T? in
+                    stale = try needsFixUp(schema, db)
+                    return stale ? nil : try body(db)
+                }
+            } catch let error where attempt < 2 && Self.isDamagedSearchIndex(error, schema) {
+                try rebuildSearchIndex(schema)
+                continue
             }
             if !stale, let result { return result }
             try fixUpStaleKeys()
@@ -414,10 +451,16 @@ public final class Store: Sendable {
     /// `readWithCurrentKeys(_:_:)` without blocking the caller's thread.
     func readWithCurrentKeys<T: Sendable>(_ table: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         guard let schema = foldedSchemas[table] else { return try await read(body) }
-        for _ in 0..<3 {
-            let result: (stale: Bool, value: T?) = try await read { db in
-                if try FoldedKeys.hasStaleRows(schema, db) { return (true, nil) }
-                return (false, try body(db))
+        for attempt in 0..<3 {
+            let result: (stale: Bool, value: T?)
+            do {
+                result = try await read { db in
+                    if try self.needsFixUp(schema, db) { return (true, nil) }
+                    return (false, try body(db))
+                }
+            } catch let error where attempt < 2 && Self.isDamagedSearchIndex(error, schema) {
+                try rebuildSearchIndex(schema)
+                continue
             }
             if !result.stale, let value = result.value { return value }
             try await fixUpStaleKeys()
@@ -425,11 +468,34 @@ public final class Store: Sendable {
         return try await read(body)
     }
 
+    /// Whether `error` is SQLite finding an entity's full-text index damaged — its data or
+    /// configuration changed by another program (`SQLITE_CORRUPT_VTAB`, or an FTS5 error):
+    /// the index is derived from the folded keys, and made again.
+    private static func isDamagedSearchIndex(_ error: any Error, _ schema: EntitySchema) -> Bool {
+        guard !schema.searchableKeyColumns.isEmpty, case .sqlite(let code, let message, _, _) = error as? FolioError
+        else { return false }
+        return code == 267 || message.contains("fts5")
+    }
+
+    /// Makes an entity's full-text index again from its folded keys (``FoldedKeys``).
+    private func rebuildSearchIndex(_ schema: EntitySchema) throws {
+        try requireOpen(writing: true)
+        try folio {
+            try writer.write { db in
+                try marked(writing: true) {
+                    try checkNotMoved(db)
+                    try checkModelUnchanged(db)
+                    try FoldedKeys.rebuildSearchIndex(schema, db)
+                }
+            }
+        }
+    }
+
     /// Fixes the folded keys of `table` up when rows are noted stale (before a read that
     /// reports progress as it goes, and so cannot run twice).
     func fixUpIfStale(_ table: String) async throws {
         guard let schema = foldedSchemas[table] else { return }
-        if try await read({ db in try FoldedKeys.hasStaleRows(schema, db) }) { try await fixUpStaleKeys() }
+        if try await read({ db in try self.needsFixUp(schema, db) }) { try await fixUpStaleKeys() }
     }
 
     private func fixUpStaleKeys() throws {
@@ -548,6 +614,7 @@ public final class Store: Sendable {
                 try marked(writing: true) {
                     try checkNotMoved(db)
                     try checkModelUnchanged(db)
+                    try repairFoldedObjectsIfSchemaChanged(db)
                     let result = try body(WriteTransaction(db: db, store: self))
                     try fixUpFoldedKeys(db)
                     return result
@@ -568,6 +635,7 @@ public final class Store: Sendable {
                 try self.marked(writing: true) {
                     try self.checkNotMoved(db)
                     try self.checkModelUnchanged(db)
+                    try self.repairFoldedObjectsIfSchemaChanged(db)
                     let result = try body(WriteTransaction(db: db, store: self))
                     try self.fixUpFoldedKeys(db)
                     return result

@@ -104,14 +104,121 @@ enum TextFolding {
     /// Steps 3 to 6 on one piece of text within the definition; empties `piece`.
     private static func foldPiece(_ piece: inout String.UnicodeScalarView, into output: inout String.UnicodeScalarView) {
         guard !piece.isEmpty else { return }
+        // Case folding maps a character to three at most: a text without a long run of
+        // marks has none after it either.
+        let hasLongRuns = hasLongRunOfMarks(piece)
         var cased = String.UnicodeScalarView()
-        for scalar in String(piece).decomposedStringWithCompatibilityMapping.unicodeScalars {
+        for scalar in compatibilityDecomposed(piece, hasLongRuns: hasLongRuns) {
             appendCaseFolded(scalar, to: &cased)
         }
-        for scalar in String(cased).decomposedStringWithCompatibilityMapping.unicodeScalars where !isRemovedMark(scalar) {
+        for scalar in compatibilityDecomposed(cased, hasLongRuns: hasLongRuns) where !isRemovedMark(scalar) {
             output.append(scalar)
         }
         piece = String.UnicodeScalarView()
+    }
+
+    /// The longest run of characters between two starters that Foundation's NFKD is given
+    /// as one text: it puts marks in canonical order in time quadratic in the run's length
+    /// (a minute for a megabyte of alternating accents), so longer runs are ordered here.
+    static let longestNormalizedRun = 256
+
+    /// NFKD of `text`, in time linear in its length (n log n within a run of marks).
+    ///
+    /// Text is cut before each character of combining class 0, across which canonical
+    /// ordering never moves a character, so each part is normalized alone. Parts are given to Foundation together,
+    /// up to a few thousand characters at a time; a part longer than
+    /// ``longestNormalizedRun`` (a starter followed by hundreds of marks) is decomposed one
+    /// character at a time and its marks put in canonical order by a stable sort on their
+    /// combining classes, which is what canonical ordering is.
+    static func compatibilityDecomposed(
+        _ text: String.UnicodeScalarView, hasLongRuns: Bool? = nil
+    ) -> String.UnicodeScalarView {
+        // The common case: no long run of marks, the whole text to Foundation at once.
+        if !(hasLongRuns ?? hasLongRunOfMarks(text)) {
+            return String(text).decomposedStringWithCompatibilityMapping.unicodeScalars
+        }
+        var result = String.UnicodeScalarView()
+        result.reserveCapacity(text.count)
+        var batch = String.UnicodeScalarView()
+        var part: [Unicode.Scalar] = []
+        func flushBatch() {
+            guard !batch.isEmpty else { return }
+            result.append(contentsOf: String(batch).decomposedStringWithCompatibilityMapping.unicodeScalars)
+            batch = String.UnicodeScalarView()
+        }
+        func endPart() {
+            if part.count > longestNormalizedRun {
+                flushBatch()
+                result.append(contentsOf: orderedDecomposition(part))
+            } else {
+                batch.append(contentsOf: part)
+                if batch.count >= 4_096 { flushBatch() }
+            }
+            part.removeAll(keepingCapacity: true)
+        }
+        for scalar in text {
+            if isSafeStarter(scalar) { endPart() }
+            part.append(scalar)
+        }
+        endPart()
+        flushBatch()
+        return result
+    }
+
+    /// Whether more than ``longestNormalizedRun`` characters of nonzero combining class
+    /// follow one another (none below U+0300 has one).
+    static func hasLongRunOfMarks(_ text: String.UnicodeScalarView) -> Bool {
+        var run = 0
+        for scalar in text {
+            if scalar.value < 0x300 || scalar.properties.canonicalCombiningClass == .notReordered {
+                run = 0
+            } else {
+                run += 1
+                if run > longestNormalizedRun { return true }
+            }
+        }
+        return false
+    }
+
+    /// A character before which NFKD text can be cut: combining class 0. Canonical
+    /// ordering never moves a character across one — as Foundation applies it, also across
+    /// a character of class 0 that decomposes to marks of other classes (U+0F73), which
+    /// Unicode's algorithm would reorder with the marks before it.
+    private static func isSafeStarter(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.isASCII || scalar.properties.canonicalCombiningClass == .notReordered
+    }
+
+    /// NFKD of one long part: each character decomposed alone (a cache per distinct
+    /// character), then every run of characters of nonzero combining class stably sorted by
+    /// class.
+    private static func orderedDecomposition(_ part: [Unicode.Scalar]) -> [Unicode.Scalar] {
+        var cache: [Unicode.Scalar: [Unicode.Scalar]] = [:]
+        var decomposed: [Unicode.Scalar] = []
+        decomposed.reserveCapacity(part.count)
+        for scalar in part {
+            if let known = cache[scalar] {
+                decomposed.append(contentsOf: known)
+            } else {
+                let mapped = Array(String(scalar).decomposedStringWithCompatibilityMapping.unicodeScalars)
+                cache[scalar] = mapped
+                decomposed.append(contentsOf: mapped)
+            }
+        }
+        let classes = decomposed.map { $0.properties.canonicalCombiningClass.rawValue }
+        var start = 0
+        while start < decomposed.count {
+            guard classes[start] != 0 else {
+                start += 1
+                continue
+            }
+            var end = start
+            while end < decomposed.count && classes[end] != 0 { end += 1 }
+            let order = (start..<end).sorted { a, b in classes[a] != classes[b] ? classes[a] < classes[b] : a < b }
+            let run = order.map { decomposed[$0] }
+            decomposed.replaceSubrange(start..<end, with: run)
+            start = end
+        }
+        return decomposed
     }
 
     /// Step 4 for one character: the lowercase of its uppercase, until nothing changes.
