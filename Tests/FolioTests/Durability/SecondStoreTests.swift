@@ -127,7 +127,7 @@ extension Durability {
             let watcher = first.observeExternalChanges(every: .milliseconds(20))
             defer { watcher.cancel() }
             try Shell.sqlite3(path, "DELETE FROM article WHERE score < 10;")
-            for _ in 0..<500 where controller.snapshot.numberOfItems != 11 {
+            for _ in 0..<6_000 where controller.snapshot.numberOfItems != 11 {
                 try await Task.sleep(for: .milliseconds(10))
             }
             #expect(controller.snapshot.numberOfItems == 11)

@@ -83,7 +83,7 @@ extension OldStoreLiveListTests {
         let child = try MigrationProcessTests.Child(["migrate", path], in: directory.url)
         child.process.waitUntilExit()
         #expect(child.process.terminationStatus == 0)
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(60)
         while model.lastError == nil && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }

@@ -383,27 +383,34 @@ struct ResultsModelTests {
     /// fetch; a failing one does not leave the model stuck in `.loading`; a failing section
     /// key change lets the fetch finish.
     @Test func aRequestChangeDuringABackgroundFetchLeavesAConsistentState() async throws {
-        let store = try Store.inMemory(records: [Article.self])
+        // A file store: its pool has several readers, so the main actor's fetch runs while
+        // the background fetch is held at its first statement by the gate.
+        let store = try Store.temporary(records: [Article.self])
         try seed(store, count: 5_000)
+        let gate = StatementGate(store)
 
         // The first fetch in flight, then a filter.
         let model = FetchedResultsModel(articles(), store: store)
+        gate.arm()
         let first = Task { @MainActor in try await model.performFetch() }
-        await Task.yield()
-        try #require(model.loadingState == .loading)
+        try await gate.waitUntilHolding()
+        #expect(model.loadingState == .loading)
         model.predicate = #Predicate { $0.score < 100 }
         #expect(model.loadingState == .loaded && model.items.count == 100)
+        gate.release()
         try await first.value
         #expect(model.loadingState == .loaded && model.items.count == 100, "the superseded fetch changed nothing")
         try expectFresh(model)
 
         // A refetch in flight, then a request that cannot apply.
+        gate.arm()
         let second = Task { @MainActor in try await model.performFetch() }
-        await Task.yield()
-        try #require(model.loadingState == .loading)
+        try await gate.waitUntilHolding()
+        #expect(model.loadingState == .loading)
         model.sortBy = []
         #expect(model.lastError == .missingSortDescriptor(entity: "article"))
         #expect(model.loadingState == .loaded, "not stuck in .loading")
+        gate.release()
         try await second.value
         #expect(model.loadingState == .loaded && model.items.count == 100)
         #expect(model.lastError == .missingSortDescriptor(entity: "article"), "the superseded fetch clears nothing")
@@ -413,12 +420,15 @@ struct ResultsModelTests {
             var a = Article(title: "new", score: -1)
             try tx.insert(&a)
         }
+        await model.waitForChanges()
+        gate.arm()
         let third = Task { @MainActor in try await model.performFetch() }
-        await Task.yield()
-        try #require(model.loadingState == .loading)
+        try await gate.waitUntilHolding()
+        #expect(model.loadingState == .loading)
         #expect(throws: FolioError.self) {
             try model.setRequest(articles(sortBy: [SortDescriptor(\.score)]), sectionBy: .attribute(\.category))
         }
+        gate.release()
         try await third.value
         #expect(model.loadingState == .loaded && model.lastError == nil)
         #expect(model.items.count == 101)
@@ -608,7 +618,12 @@ struct ResultsModelTests {
                 try tx.insert(&a)
             }
         }
-        await Task.yield()
+        // A delivery of the in-flight commit may still hold them until it has run on the main
+        // actor; then nothing may (a leak fails here after a minute).
+        let deadline = ContinuousClock.now + .seconds(60)
+        while released != nil || controller != nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
         #expect(released == nil)
         #expect(controller == nil)
         try writeSync(store) { tx in try tx.database.execute(sql: "DELETE FROM article WHERE score < 10") }
@@ -677,5 +692,46 @@ enum SectionKeyCase: String, CaseIterable, CustomTestStringConvertible, Sendable
         case .firstLetter: [SortDescriptor(\.title), SortDescriptor(\.score)]
         case .computed: [SortDescriptor(\.score)]
         }
+    }
+}
+
+/// Holds the first `SELECT` on `article` a store runs after ``arm()`` until ``release()``:
+/// a background fetch stays in flight for as long as a test needs, whatever the scheduler does.
+final class StatementGate: @unchecked Sendable {
+    // @unchecked Sendable: `armed` and `holding` are only touched with `lock` held.
+    private let lock = NSLock()
+    private var armed = false
+    private var holding = false
+    private let released = DispatchSemaphore(value: 0)
+
+    init(_ store: Store) {
+        store.diagnostics.logSQL { [weak self] line in self?.pass(line) }
+    }
+
+    func arm() {
+        lock.withLock {
+            armed = true; holding = false
+        }
+    }
+
+    func release() { released.signal() }
+
+    /// Waits (up to a minute) until a statement is held.
+    func waitUntilHolding() async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !lock.withLock({ holding }) {
+            try #require(ContinuousClock.now < deadline, "no statement reached the gate")
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    private func pass(_ line: String) {
+        let hold = lock.withLock { () -> Bool in
+            guard armed, line.uppercased().hasPrefix("SELECT"), line.contains("article") else { return false }
+            armed = false
+            holding = true
+            return true
+        }
+        if hold { released.wait() }
     }
 }
