@@ -224,7 +224,7 @@ final class TmuxSession {
     /// - Throws: after `timeout` seconds, with the last screen in the message.
     @discardableResult
     func waitFor(
-        _ what: String, timeout: TimeInterval = 30, _ condition: (String) -> Bool
+        _ what: String, timeout: TimeInterval = 120, _ condition: (String) -> Bool
     ) async throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         var last = ""
@@ -238,7 +238,7 @@ final class TmuxSession {
 
     /// Waits until the screen contains `text`.
     @discardableResult
-    func waitFor(_ text: String, timeout: TimeInterval = 30) async throws -> String {
+    func waitFor(_ text: String, timeout: TimeInterval = 120) async throws -> String {
         try await waitFor("“\(text)”", timeout: timeout) { $0.contains(text) }
     }
 }

@@ -125,7 +125,7 @@ final class FeedServer: Sendable {
             address: try sockaddr_in.inet(ip4: "127.0.0.1", port: 0), timeout: 30, logger: .disabled,
             handler: Handler(storage: storage))
         let running = Task { try await server.run() }
-        try await server.waitUntilListening(timeout: 10)
+        try await server.waitUntilListening(timeout: 60)
         guard case .ip4(_, let port) = await server.listeningAddress else {
             running.cancel()
             throw ServerError(description: "the feed server did not report its port")

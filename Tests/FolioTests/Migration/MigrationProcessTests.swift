@@ -59,9 +59,9 @@ struct MigrationProcessTests {
 
         var lines: [String] { CrashSafetyTests.lines(of: output) }
 
-        /// Waits until a printed line satisfies `condition`; false if the child ended or 30 s passed.
+        /// Waits until a printed line satisfies `condition`; false if the child ended or 120 s passed.
         func waitFor(_ condition: (String) -> Bool) async throws -> Bool {
-            let deadline = ContinuousClock.now + .seconds(30)
+            let deadline = ContinuousClock.now + .seconds(120)
             while ContinuousClock.now < deadline {
                 if lines.contains(where: condition) { return true }
                 if !process.isRunning { return lines.contains(where: condition) }
