@@ -56,7 +56,7 @@ struct FileTable: Sendable {
         var columns: [Column] = []
         var hasRowIDColumn = false
         var hasOtherIDColumn = false
-        let info = try Row.fetchAll(db, sql: SQLBuilder.columnInfo, arguments: [name])
+        let info = try Row.fetchAll(db, sql: SQLBuilder.tableInfo, arguments: [name])
         let primaryKeyColumns = info.filter { ($0[3] as Int) != 0 }.count
         for row in info {
             let column = Column(name: row[0], sqlType: (row[1] as String).uppercased(), notNull: (row[2] as Int) != 0)
@@ -72,7 +72,7 @@ struct FileTable: Sendable {
         }
         let sql = try String.fetchOne(db, sql: SQLBuilder.tableSQL, arguments: [name]) ?? ""
         var indexes: [Index] = []
-        for row in try Row.fetchAll(db, sql: SQLBuilder.indexListWithOrigin, arguments: [name]) {
+        for row in try Row.fetchAll(db, sql: SQLBuilder.indexList, arguments: [name]) {
             let indexName: String = row[0]
             let indexColumns = try Row.fetchAll(db, sql: SQLBuilder.indexColumns, arguments: [indexName]).map { $0[0] as String? }
             indexes.append(Index(name: indexName, isUnique: (row[1] as Int) != 0, origin: row[2], columns: indexColumns))

@@ -430,7 +430,7 @@ enum Migrator {
             wanted[SQLBuilder.indexName(name, column.name)] = column
         }
         var kept: Set<String> = []
-        for row in try Row.fetchAll(db, sql: SQLBuilder.indexListWithOrigin, arguments: [name]) {
+        for row in try Row.fetchAll(db, sql: SQLBuilder.indexList, arguments: [name]) {
             let index: String = row[0]
             guard (row[2] as String) == "c", table.isFolioIndex(index) else { continue }
             let columns = try String.fetchAll(db, sql: SQLBuilder.indexColumns, arguments: [index])

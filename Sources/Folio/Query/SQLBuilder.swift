@@ -130,8 +130,11 @@ enum SQLBuilder {
 
     static func indexName(_ table: String, _ column: String) -> String { "\(table)_\(column)_index" }
 
-    static let tableInfo = "SELECT name, type, \"notnull\", pk FROM pragma_table_info(?)"
-    static let indexList = "SELECT name, \"unique\" FROM pragma_index_list(?)"
+    /// A table's columns in declaration order: name, declared type, `NOT NULL`, primary key.
+    static let tableInfo = "SELECT name, type, \"notnull\", pk FROM pragma_table_info(?) ORDER BY cid"
+    /// Name, uniqueness and origin (`c` for `CREATE INDEX`, `u` for a `UNIQUE` constraint,
+    /// `pk` for a primary key) of a table's indexes.
+    static let indexList = "SELECT name, \"unique\", origin FROM pragma_index_list(?)"
     static let dataVersion = "PRAGMA data_version"
     static let tableSQL = "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?"
     static let readMetadata = "SELECT version_hash, schema FROM \(metadataTable) WHERE name = ?"
@@ -501,17 +504,12 @@ enum SQLBuilder {
     /// A table's name as the file spells it (SQLite's names ignore ASCII case).
     static let tableName = "SELECT name FROM sqlite_master WHERE type = 'table' AND lower(name) = lower(?)"
     static let entityRows = "SELECT name, version_hash, schema FROM \(metadataTable) ORDER BY name"
-    static let columnInfo = "SELECT name, type, \"notnull\", pk FROM pragma_table_info(?) ORDER BY cid"
     static let columnNames = "SELECT name FROM pragma_table_info(?) ORDER BY cid"
-    /// Name, uniqueness and origin (`c` for `CREATE INDEX`, `u` for a `UNIQUE` constraint,
-    /// `pk` for a primary key) of a table's indexes.
-    static let indexListWithOrigin = "SELECT name, \"unique\", origin FROM pragma_index_list(?)"
     /// The columns of an index; `NULL` names for expressions.
     static let indexColumns = "SELECT name FROM pragma_index_info(?) ORDER BY seqno"
     /// Whether a table is `WITHOUT ROWID`.
     static let isWithoutRowID = "SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?"
-    /// The indexes and triggers a table carries, with their SQL (automatic indexes have none).
-    /// A table's indexes and triggers. `tbl_name` is compared without case: a trigger's is
+    /// The indexes and triggers a table carries, with their SQL (automatic indexes have none). `tbl_name` is compared without case: a trigger's is
     /// spelled as its `ON` clause spells the table (`ON NOTE`), an index's as the table is.
     static let tableObjects =
         "SELECT type, name, sql FROM sqlite_master WHERE lower(tbl_name) = lower(?) AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY type, name"

@@ -238,14 +238,7 @@ extension EngineDesignTests {
     /// observer of the writer as a rollback, so an observer not yet told of the commit
     /// dropped the committed rows. The read transaction now always ends with a commit.
     @Test func aTrackerThatFailsDoesNotMakeOtherObserversLoseTheCommit() async throws {
-        let store = try Store.temporary(records: [Article.self])
-        try writeSync(store) { tx in
-            for i in 0..<10 {
-                var a = Article(title: "t\(i)", score: i * 10)
-                try tx.insert(&a)
-            }
-        }
-        let key = SectionKey<Article>.computed(\.score, name: "tens, but 55 is zero") { $0 == 55 ? "0" : "\($0 / 10)" }
+        let (store, key) = try tensWithABreakingSectionKey()
         let live = try await LiveHarness(store, sorted([SortDescriptor(\.score)]), sectionBy: key)
         let observer = RowObserver()
         store.writer.add(transactionObserver: observer, extent: .observerLifetime)

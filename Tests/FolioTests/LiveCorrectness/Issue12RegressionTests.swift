@@ -376,14 +376,7 @@ struct Issue12RegressionTests {
     /// `lastError`, the delegate and the `updates` stream (which goes on), and the controller
     /// recovers at a later commit.
     @Test func item8_aFailedReloadIsReportedAndTheControllerRecovers() async throws {
-        let store = try Store.temporary(records: [Article.self])
-        try writeSync(store) { tx in
-            for i in 0..<10 {
-                var a = Article(title: "t\(i)", score: i * 10)
-                try tx.insert(&a)
-            }
-        }
-        let key = SectionKey<Article>.computed(\.score, name: "tens, but 55 is zero") { $0 == 55 ? "0" : "\($0 / 10)" }
+        let (store, key) = try tensWithABreakingSectionKey()
         let live = try await LiveHarness(store, sorted([SortDescriptor(\.score)]), sectionBy: key)
         let updates = live.controller.updates
         let collector = Task { @MainActor in

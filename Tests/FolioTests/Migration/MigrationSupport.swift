@@ -317,33 +317,11 @@ func sequence(_ path: String, _ table: String) throws -> Int64? {
     try fileValue(path, "SELECT seq FROM sqlite_sequence WHERE name = '\(table)'")
 }
 
-/// Runs `sql` in the real `sqlite3` shell, another process, and returns what it printed.
+/// Runs `sql` in the real `sqlite3` shell, another process, and returns what it printed
+/// (``Shell/sqlite3(_:_:)``, the durability suites' runner).
 @discardableResult
 func sqlite3Shell(_ path: String, _ sql: String) throws -> String {
-    let search = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-    let executable = try #require(
-        search.map { "\($0)/sqlite3" }.first { FileManager.default.isExecutableFile(atPath: $0) },
-        "the sqlite3 shell is not installed (.ci/run installs it)")
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-shell-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let outputURL = directory.appendingPathComponent("out"), errorURL = directory.appendingPathComponent("err")
-    _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-    let output = try FileHandle(forWritingTo: outputURL), errors = try FileHandle(forWritingTo: errorURL)
-    defer { try? output.close(); try? errors.close() }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = ["-batch", "-bail", "-cmd", ".timeout 10000", path, sql]
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    let printed = String(decoding: try Data(contentsOf: outputURL), as: UTF8.self)
-    let failure = String(decoding: try Data(contentsOf: errorURL), as: UTF8.self)
-    try #require(process.terminationStatus == 0, "sqlite3 failed: \(failure)")
-    return printed.hasSuffix("\n") ? String(printed.dropLast()) : printed
+    try Shell.sqlite3(path, sql)
 }
 
 /// Counts how many times a migration step ran, across the test.

@@ -338,14 +338,7 @@ struct ResultsModelTests {
     /// `.computed` key's sections non-contiguous) surfaces in `lastError` — one notification
     /// for its observers, none for the results' — and a later commit recovers.
     @Test func aCommitThatCannotBeFollowedSurfacesInLastErrorAndALaterCommitRecovers() async throws {
-        let store = try Store.temporary(records: [Article.self])
-        try writeSync(store) { tx in
-            for i in 0..<10 {
-                var a = Article(title: "t\(i)", score: i * 10)
-                try tx.insert(&a)
-            }
-        }
-        let key = SectionKey<Article>.computed(\.score, name: "tens, but 55 is zero") { $0 == 55 ? "0" : "\($0 / 10)" }
+        let (store, key) = try tensWithABreakingSectionKey()
         let model = FetchedResultsModel(articles(), store: store, sectionBy: key)
         try await model.performFetch()
         let results = ObservationCounter { _ = model.sections }

@@ -48,6 +48,21 @@ func seed(_ store: Store, count: Int, categories: [String?] = ["a", "b", "c", ni
     }
 }
 
+/// A new file store holding ten articles "t0"…"t9" scored 0, 10, …, 90, and a `.computed`
+/// section key by tens that puts 55 in section "0": a row scored 55 makes the sections
+/// non-contiguous — a commit no controller can follow.
+func tensWithABreakingSectionKey() throws -> (store: Store, key: SectionKey<Article>) {
+    let store = try Store.temporary(records: [Article.self])
+    try store.write { tx in
+        for i in 0..<10 {
+            var a = Article(title: "t\(i)", score: i * 10)
+            try tx.insert(&a)
+        }
+    }
+    let key = SectionKey<Article>.computed(\.score, name: "tens, but 55 is zero") { $0 == 55 ? "0" : "\($0 / 10)" }
+    return (store, key)
+}
+
 /// Captures the SQL a store runs.
 final class SQLRecorder: @unchecked Sendable {
     private let lock = NSLock()
