@@ -134,6 +134,35 @@ extension Durability {
             #expect(TableViewModel(controller.snapshot) == (try freshModel(controller)))
         }
 
+        /// Another connection's checkpoints change no row, and send nothing: not even a
+        /// TRUNCATE checkpoint, after which SQLite's `PRAGMA data_version` moves on other
+        /// connections (checked with Python's sqlite3 beside the shell).
+        @Test @MainActor func anotherConnectionsCheckpointsSendNothing() async throws {
+            let directory = try ScratchDirectory()
+            let path = directory.path("store.sqlite")
+            let store = try Store(path: path, records: [Article.self])
+            try seedHours(store, 0..<20)
+            let controller = FetchedResultsController(RecordRequest<Article>(sortBy: [SortDescriptor(\.score)]), store: store)
+            let delegate = RecordingDelegate()
+            controller.delegate = delegate
+            try await controller.performFetch()
+            let before = TableViewModel(controller.snapshot)
+            let other = try DatabaseQueueFactory.open(path)
+            for mode in ["PASSIVE", "FULL", "RESTART", "TRUNCATE"] {
+                try await other.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(\(mode))") }
+                try store.synchronize()
+                await controller.waitForChanges()
+                #expect(delegate.changeSets.isEmpty, "\(mode)")
+            }
+            // A commit after them still arrives.
+            try await other.write { db in try db.execute(sql: "DELETE FROM article WHERE score < 5") }
+            try store.synchronize()
+            await controller.waitForChanges()
+            #expect(delegate.changeSets.count == 1)
+            #expect(controller.snapshot.numberOfItems == before.sections.joined().count - 5)
+            #expect(TableViewModel(controller.snapshot) == (try freshModel(controller)))
+        }
+
         /// A write of a second store inside the first's write, on the same file and thread,
         /// would wait for the outer write, which waits for it: it throws at once instead of
         /// after the 10 s busy timeout, and both stores stay usable.
