@@ -21,11 +21,12 @@ struct Target: Sendable {
 
 /// The performance targets: the only place in the benchmark where they are written.
 ///
-/// This table mirrors the "Performance targets" table of `/work/shared/DESIGN.md` (the
-/// project's one home for them, `../shared/DESIGN.md` from the main checkout) and MUST BE
-/// KEPT IDENTICAL to it: the same rows in the same order, the same words, the same numbers.
-/// folio-bench cannot read that file at run time (it is not in the repository), so after
-/// changing either, run `folio-bench --check-targets /work/shared/DESIGN.md`, which compares
+/// This table mirrors the "Performance targets" table of the design document, DESIGN.md,
+/// which lives beside the repository rather than in it (`../shared/DESIGN.md` relative to
+/// the repository's root), and MUST BE KEPT IDENTICAL to it: the same rows in the same order,
+/// the same words, the same numbers. folio-bench cannot read that file at run time (it is not
+/// in the repository), so after changing either, run
+/// `folio-bench --check-targets ../shared/DESIGN.md` from the repository's root, which compares
 /// the two and fails on any difference. The thresholds each check uses sit beside the text
 /// they come from.
 enum Targets {
