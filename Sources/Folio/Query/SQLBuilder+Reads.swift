@@ -108,9 +108,6 @@ extension SQLBuilder {
             "SELECT \(sortKeyColumns(q, section: section)) FROM \(quote(q.table)) WHERE \(quote("id")) = ?",
             section?.arguments ?? [])
     }
-    static func deleteAll(table: String, filter: SQLFragment?) -> String {
-        "DELETE FROM \(quote(table))" + (filter.map { " WHERE \($0.sql)" } ?? "")
-    }
 
     // MARK: Sections
 
@@ -118,4 +115,7 @@ extension SQLBuilder {
 
     /// The first character: a prefix of the string's bytes, so it orders as the string
     /// does (case mapping would not: "A…" < "B…" < "a…").
+    static func section(firstLetterOf column: String) -> SQLFragment {
+        SQLFragment("substr(\(quote(column)), 1, 1)")
+    }
 }

@@ -3,9 +3,6 @@ import GRDB
 
 // Folded keys (the stale-row table and its triggers) and full-text search indexes.
 extension SQLBuilder {
-        SQLFragment("substr(\(quote(column)), 1, 1)")
-    }
-
     // MARK: Folded keys
 
     /// Rows whose folded keys another writer made stale, noted by the triggers of

@@ -45,4 +45,7 @@ extension SQLBuilder {
         return "UPDATE \(quote(table)) SET \(sets)" + (filter.map { " WHERE \($0.sql)" } ?? "")
     }
 
+    static func deleteAll(table: String, filter: SQLFragment?) -> String {
+        "DELETE FROM \(quote(table))" + (filter.map { " WHERE \($0.sql)" } ?? "")
+    }
 }
