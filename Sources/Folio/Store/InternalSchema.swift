@@ -102,23 +102,6 @@ enum InternalSchema {
     ///   written without renewing the entity's change token.
     @discardableResult
     static func installChangeTriggers(table: String, _ db: Database) throws -> Bool {
-        try installTriggers(SQLBuilder.changeTriggers(table: table), db)
-    }
-
-    /// Makes each trigger exactly the given text (created, or replaced when it differs):
-    /// the change triggers, and the folded-key and full-text triggers of ``FoldedKeys``.
-    ///
-    /// - Returns: whether any was missing or different.
-    @discardableResult
-    static func installTriggers(_ triggers: [(name: String, sql: String)], _ db: Database) throws -> Bool {
-        var installed = false
-        for trigger in triggers {
-            let existing = try String.fetchOne(db, sql: SQLBuilder.objectSQL, arguments: ["trigger", trigger.name])
-            if existing == trigger.sql { continue }
-            if existing != nil { try db.execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
-            try db.execute(sql: trigger.sql)
-            installed = true
-        }
-        return installed
+        try db.installTriggers(SQLBuilder.changeTriggers(table: table))
     }
 }
