@@ -50,8 +50,6 @@ struct FileTable: Sendable {
         return recorded.type
     }
 
-    private static let generatedColumnNames = "SELECT name FROM pragma_table_xinfo(?) WHERE hidden IN (2, 3) ORDER BY cid"
-
     static func read(_ name: String, stored: EntitySchema?, _ db: Database) throws -> FileTable {
         var columns: [Column] = []
         var hasRowIDColumn = false
@@ -82,7 +80,7 @@ struct FileTable: Sendable {
             isAutoincrement: sql.uppercased().contains("AUTOINCREMENT"),
             isWithoutRowID: try Bool.fetchOne(db, sql: SQLBuilder.isWithoutRowID, arguments: [name]) ?? false,
             indexes: indexes,
-            generatedColumns: try String.fetchAll(db, sql: generatedColumnNames, arguments: [name]), stored: stored)
+            generatedColumns: try String.fetchAll(db, sql: SQLBuilder.generatedColumnNames, arguments: [name]), stored: stored)
     }
 }
 

@@ -3,6 +3,8 @@ import GRDB
 
 /// Opens a store file for a model: creates Folio's tables and the entities' in a new
 /// file, checks them in a file of the same model version, migrates a file of an older one.
+/// This file plans and runs the migration; the opening transaction around it and the
+/// check before the pool opens are in `Store/Store+Opening.swift`.
 ///
 /// Everything happens in one `IMMEDIATE` transaction, with foreign-key enforcement off
 /// around it as SQLite's procedure for table changes asks (sqlite.org/lang_altertable.html,
@@ -26,7 +28,7 @@ import GRDB
 /// fails instead of committing.
 enum Migrator {
     /// The model version recorded in the file; `nil` when it has none (Folio never opened
-    /// it, or Folio up to f4075a8 did, which is version 0).
+    /// it, or an older Folio that recorded none did, which is version 0).
     static func modelVersion(_ db: Database, path: String) throws -> Int? {
         guard try db.tableExists(SQLBuilder.storeMetadataTable) else { return nil }
         guard
@@ -47,194 +49,13 @@ enum Migrator {
         }
     }
 
-    /// The read-only check made on a plain connection before the store's pool opens (which
-    /// writes to the file): refuses a newer file, a file of the same version whose tables
-    /// differ, and a migration that cannot be planned — leaving the file byte for byte.
-    ///
-    /// - Returns: whether the file needs a migration.
-    @discardableResult
-    static func check(_ db: Database, _ model: DeclaredModel, path: String) throws -> Bool {
-        try InternalSchema.checkNotNewer(db, path: path)
-        // A file Folio never opened is created at the model's version: its tables must match.
-        let isNew = try InternalSchema.version(db, path: path) == 0
-        let version = isNew ? model.version : try modelVersion(db, path: path) ?? 0
-        if version > model.version {
-            throw FolioError.newerModelVersion(path: path, version: version, declared: model.version)
-        }
-        if version == model.version {
-            for schema in model.sortedEntities.map(\.schema) where try db.tableExists(schema.name) {
-                let differences = try SchemaCheck.differences(schema, db)
-                if !differences.isEmpty { throw FolioError.schemaMismatch(entity: schema.name, differences: differences) }
-            }
-            if !isNew {
-                try checkNoPendingRenames(db, model)
-                try checkNoPendingSteps(db, model)
-            }
-            try checkNamesFree(db, model, plan: nil)
-            return false
-        }
-        try checkNamesFree(db, model, plan: MigrationPlan(file: FileSchema.read(db, names: allNames(model)), model: model))
-        return true
-    }
-
-    /// Refuses a file where a name Folio is about to give a new table or index is taken by
-    /// another table, view or index — another program's view named as a new entity, an
-    /// index on another table named as an entity's index — which SQLite would otherwise refuse half-way
-    /// through the open with its own error. Nothing of the file is dropped or renamed.
-    ///
-    /// - Parameter plan: the migration's plan; `nil` at the same model version (the
-    ///   refusal is then a ``FolioError/schemaMismatch(entity:differences:)``).
-    private static func checkNamesFree(_ db: Database, _ model: DeclaredModel, plan: MigrationPlan?) throws {
-        for entity in model.sortedEntities {
-            // The table the entity has in the file now (under an old name for a rename).
-            let table: String?
-            if let plan {
-                table = plan.tables.first { $0.entity.name == entity.name }?.file.name
-            } else {
-                table = try db.tableExists(entity.name) ? entity.name : nil
-            }
-            var wanted: [(name: String, type: String, what: String)] = []
-            if table == nil { wanted.append((entity.name, "table", "the entity's table")) }
-            for column in entity.schema.storedColumns where column.isIndexed {
-                wanted.append((SQLBuilder.indexName(entity.name, column.name), "index", "the entity's index on '\(column.name)'"))
-            }
-            for name in wanted {
-                for row in try Row.fetchAll(db, sql: objectNamed, arguments: [name.name]) {
-                    let type: String = row[0], found: String = row[1], owner: String = row[2]
-                    let owners = [entity.name, table].compactMap { $0?.lowercased() }
-                    if type == name.type && owners.contains(owner.lowercased()) { continue }
-                    let reason =
-                        "the name '\(name.name)' of \(name.what) is taken by the \(type) '\(found)'\(type == "index" ? " on '\(owner)'" : "") that Folio did not make; rename or drop it first"
-                    if plan == nil { throw FolioError.schemaMismatch(entity: entity.name, differences: [reason]) }
-                    throw FolioError.migrationRefused(entity: entity.name, reason: reason)
-                }
-            }
-        }
-    }
-
-    /// Tables, views and indexes share one namespace in SQLite; triggers have their own.
-    private static let objectNamed =
-        "SELECT type, name, tbl_name FROM sqlite_master WHERE type IN ('table', 'view', 'index') AND lower(name) = lower(?)"
-
-    /// What ``open(_:_:path:othersOpen:)`` found, read in its transaction.
-    struct Opened {
-        /// The database identity.
-        var identity: Data
-        /// `PRAGMA schema_version` as the transaction left it: read before the commit, so
-        /// that a migration another process commits right after is seen as a change.
-        var schemaVersion: Int64
-    }
-
-    /// Prepares the file in one transaction (see ``Migrator``).
-    ///
-    /// - Parameter othersOpen: whether another store of this process has the file open;
-    ///   asked only when a migration is needed, inside the transaction.
-    static func open(_ db: Database, _ model: DeclaredModel, path: String, othersOpen: () -> Bool) throws -> Opened {
-        let foreignKeys = try Bool.fetchOne(db, sql: SQLBuilder.foreignKeys) ?? false
-        if foreignKeys { try db.execute(sql: SQLBuilder.setForeignKeys(false)) }
-        defer { if foreignKeys { try? db.execute(sql: SQLBuilder.setForeignKeys(true)) } }
-        // A commit before the end (a step running `COMMIT`) becomes a rollback of everything.
-        let guardian = CommitGuard()
-        db.add(transactionObserver: guardian, extent: .observerLifetime)
-        defer { db.remove(transactionObserver: guardian) }
-        var opened = Opened(identity: Data(), schemaVersion: 0)
-        try db.inTransaction(.immediate) {
-            opened.identity = try prepare(db, model, path: path, othersOpen: othersOpen, guardian)
-            if foreignKeys { try checkForeignKeys(db) }
-            opened.schemaVersion = try Int64.fetchOne(db, sql: SQLBuilder.schemaVersion) ?? 0
-            guardian.allowsCommit = true
-            return .commit
-        }
-        return opened
-    }
-
-    /// Refuses every commit but the migration's own: SQLite rolls back a transaction whose
-    /// commit a transaction observer refuses, so a step that runs `COMMIT` (which would
-    /// commit half a migration) undoes the whole migration instead, and fails. It also
-    /// sees a step's `ROLLBACK`, after which a new transaction would hold only the rest of
-    /// the migration.
-    private final class CommitGuard: TransactionObserver {
-        var allowsCommit = false
-        private(set) var rolledBack = false
-        struct EarlyCommit: Error, CustomStringConvertible {
-            var description: String { "it ended the migration's transaction (a step must not COMMIT or ROLLBACK)" }
-        }
-        func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
-        func databaseDidChange(with event: DatabaseEvent) {}
-        func databaseWillCommit() throws { if !allowsCommit { throw EarlyCommit() } }
-        func databaseDidCommit(_ db: Database) {}
-        func databaseDidRollback(_ db: Database) { rolledBack = true }
-    }
-
-    private static func prepare(
-        _ db: Database, _ model: DeclaredModel, path: String, othersOpen: () -> Bool, _ guardian: CommitGuard
-    ) throws -> Data {
-        let isNew = try InternalSchema.version(db, path: path) == 0
-        let identity = try InternalSchema.prepare(db, path: path)
-        let version = isNew ? model.version : try modelVersion(db, path: path) ?? 0
-        if version > model.version {
-            throw FolioError.newerModelVersion(path: path, version: version, declared: model.version)
-        }
-        if version == model.version {
-            if isNew {
-                // Created in the final shape: every step is done.
-                for step in model.steps { try record(step, model, db) }
-            } else {
-                try checkNoPendingRenames(db, model)
-                try checkNoPendingSteps(db, model)
-            }
-            try checkNamesFree(db, model, plan: nil)
-        } else {
-            if othersOpen() { throw FolioError.migrationWhileOpen(path: path) }
-            let plan = try MigrationPlan(file: FileSchema.read(db, names: allNames(model)), model: model)
-            try checkNamesFree(db, model, plan: plan)
-            try migrate(db, plan, model, guardian)
-        }
-        for schema in model.sortedEntities.map(\.schema) {
-            try SchemaCheck.prepare(schema, in: db)
-        }
-        // Rows other programs wrote while no store had the file open.
-        try FoldedKeys.fixUp(model.sortedEntities.map(\.schema).filter(\.hasFoldedColumns), db)
-        if isNew || version != model.version {
-            try db.execute(sql: SQLBuilder.writeStoreMetadata, arguments: [SQLBuilder.modelVersionKey, model.version])
-        }
-        return identity
-    }
-
-    private static func checkNoPendingSteps(_ db: Database, _ model: DeclaredModel) throws {
-        if let step = try pendingSteps(db, model).first {
-            throw FolioError.invalidStoreModel(
-                reason:
-                    "the migration step '\(step.name)' has not run on this file, which is already at model version \(model.version): a new step needs a new model version"
-            )
-        }
-    }
-
-    /// At the same model version, an entity whose table is missing while its old name's
-    /// table is there was renamed without a new version: creating an empty table would hide
-    /// every row.
-    private static func checkNoPendingRenames(_ db: Database, _ model: DeclaredModel) throws {
-        for entity in model.sortedEntities {
-            guard let old = entity.renamedFrom, try !db.tableExists(entity.name), try db.tableExists(old) else { continue }
-            throw FolioError.schemaMismatch(
-                entity: entity.name,
-                differences: [
-                    "missing table '\(entity.name)'; the table '\(old)' it is renamed from is there (a rename needs a new model version)"
-                ])
-        }
-    }
-
-    private static func allNames(_ model: DeclaredModel) -> [String] {
-        model.sortedEntities.flatMap { [$0.name] + ($0.renamedFrom.map { [$0] } ?? []) }
-    }
-
-    private static func record(_ step: MigrationStep, _ model: DeclaredModel, _ db: Database) throws {
+    static func record(_ step: MigrationStep, _ model: DeclaredModel, _ db: Database) throws {
         try db.execute(sql: SQLBuilder.writeStoreMetadata, arguments: [SQLBuilder.stepKey(step.name), model.version])
     }
 
     // MARK: The three phases
 
-    private static func migrate(_ db: Database, _ plan: MigrationPlan, _ model: DeclaredModel, _ guardian: CommitGuard) throws {
+    static func migrate(_ db: Database, _ plan: MigrationPlan, _ model: DeclaredModel, _ guardian: CommitGuard) throws {
         let broken = Set(try compileFailures(db).map(\.key))
         try expand(db, plan)
         let steps = try pendingSteps(db, model)
@@ -454,34 +275,6 @@ enum Migrator {
                 }
             }
             try db.execute(sql: SQLBuilder.createIndex(table: name, column: column))
-        }
-    }
-
-    private static func checkForeignKeys(_ db: Database) throws {
-        let violations: [Row]
-        do {
-            violations = try Row.fetchAll(db, sql: SQLBuilder.foreignKeyCheck)
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
-            // "foreign key mismatch - "child" referencing "parent"": a foreign key whose
-            // parent columns are gone or not unique (a removed attribute, say). SQLite would
-            // refuse every later write to either table.
-            let message = error.message ?? "\(error.resultCode)"
-            let names = message.split(separator: "\"", omittingEmptySubsequences: false)
-            let child = names.count >= 4 ? String(names[1]) : ""
-            let parent = names.count >= 4 ? String(names[3]) : ""
-            throw FolioError.migrationRefused(
-                entity: child,
-                reason:
-                    "after the migration, a foreign key of '\(child)' no longer matches its parent '\(parent)' (SQLite: \(message)): the columns it references must exist and be unique; change it in a MigrationStep"
-            )
-        }
-        if let first = violations.first {
-            let table: String = first[0]
-            throw FolioError.migrationRefused(
-                entity: table,
-                reason:
-                    "\(violations.count) row\(violations.count == 1 ? "" : "s") would violate foreign keys after the migration (the first: rowid \(first[1] as Int64? ?? 0) of '\(table)', referencing '\(first[2] as String)')"
-            )
         }
     }
 

@@ -137,7 +137,7 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         pending = [:]
         if skippedTransaction {
             // Whoever subscribed while the transaction ran missed some of its rows — maybe
-            // while reading its first state: it must not lose them (issue 12, item 4).
+            // while reading its first state: it must not lose them.
             skippedTransaction = false
             _ = try? externalChangeHappened(db)
             for subscriber in liveSubscribers { subscriber.didChangeExternally(in: db) }

@@ -6,13 +6,13 @@ import GRDB
 /// | version | written by | what it has |
 /// |---|---|---|
 /// | 0 | — | no Folio table (a new file, or tables made elsewhere) |
-/// | 1 | Folio up to f4075a8 | `folio_entities` with a change counter kept by triggers; no `folio_metadata` |
+/// | 1 | earlier Folio releases | `folio_entities` with a change counter kept by triggers; no `folio_metadata` |
 /// | 2 | this version | `folio_metadata` (internal schema version, database identity); `folio_entities.change_id`, 16 random bytes the triggers renew at every row written |
 ///
 /// The version lives in `folio_metadata` under ``versionKey``. A file of an older version
 /// is upgraded in place, in the write transaction that opens the store: all of it or
 /// none. A newer one is refused before anything is written (``FolioError/newerStoreFormat(path:version:newestSupported:)``).
-/// The model version of issue 14 goes into the same key/value table.
+/// The model version (``StoreModel/version``) goes into the same key/value table.
 enum InternalSchema {
     /// The internal schema version this build writes.
     static let current = 2
@@ -102,14 +102,6 @@ enum InternalSchema {
     ///   written without renewing the entity's change token.
     @discardableResult
     static func installChangeTriggers(table: String, _ db: Database) throws -> Bool {
-        var installed = false
-        for trigger in SQLBuilder.changeTriggers(table: table) {
-            let existing = try String.fetchOne(db, sql: SQLBuilder.objectSQL, arguments: ["trigger", trigger.name])
-            if existing == trigger.sql { continue }
-            if existing != nil { try db.execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
-            try db.execute(sql: trigger.sql)
-            installed = true
-        }
-        return installed
+        try db.installTriggers(SQLBuilder.changeTriggers(table: table))
     }
 }

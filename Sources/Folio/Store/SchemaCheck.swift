@@ -8,7 +8,7 @@ enum SchemaCheck {
         encoder.outputFormatting = .sortedKeys  // the same text at every open
         let json = String(decoding: try encoder.encode(schema), as: UTF8.self)
         if try !db.tableExists(schema.name) {
-            for sql in SQLBuilder.createTable(schema) where !sql.hasPrefix("CREATE TRIGGER") { try db.execute(sql: sql) }
+            for sql in SQLBuilder.createTableAndIndexes(schema) { try db.execute(sql: sql) }
         } else {
             let differences = try self.differences(schema, db)
             if !differences.isEmpty {

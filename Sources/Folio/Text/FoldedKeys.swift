@@ -36,7 +36,7 @@ enum FoldedKeys {
     static func prepare(_ schema: EntitySchema, in db: Database) throws {
         guard schema.hasFoldedColumns else { return }
         try db.execute(sql: SQLBuilder.createStaleKeys)
-        let keyTriggersRepaired = try install(SQLBuilder.foldedKeyTriggers(schema), db)
+        let keyTriggersRepaired = try db.installTriggers(SQLBuilder.foldedKeyTriggers(schema))
         let versionKey = SQLBuilder.foldingVersionKey(schema.name)
         let version = try DatabaseValue.fetchOne(db, sql: SQLBuilder.readStoreMetadata, arguments: [versionKey])
         var fillIndex = false
@@ -65,7 +65,7 @@ enum FoldedKeys {
             try db.execute(sql: wanted)
             try db.execute(sql: SQLBuilder.fillSearchTable(schema))
         }
-        try install(triggers, db)
+        try db.installTriggers(triggers)
     }
 
     /// Makes an entity's full-text index again from its folded keys, whatever state its
@@ -80,7 +80,7 @@ enum FoldedKeys {
         }
         try db.execute(sql: SQLBuilder.createSearchTable(schema))
         try db.execute(sql: SQLBuilder.fillSearchTable(schema))
-        try install(triggers, db)
+        try db.installTriggers(triggers)
     }
 
     /// Whether the full-text index can be trusted: its triggers are Folio's, its tables are
@@ -126,21 +126,6 @@ enum FoldedKeys {
                     "the full-text index '\(table)' is damaged and cannot be dropped to be made again (\(error.message ?? "\(error.resultCode)")); remove it and its tables '\(table)_*' from the file (Folio makes it again at the next open)"
             )
         }
-    }
-
-    /// Makes each trigger exactly the given text (created, or replaced when it differs);
-    /// returns whether any was missing or different.
-    @discardableResult
-    private static func install(_ triggers: [(name: String, sql: String)], _ db: Database) throws -> Bool {
-        var repaired = false
-        for trigger in triggers {
-            let existing = try String.fetchOne(db, sql: SQLBuilder.objectSQL, arguments: ["trigger", trigger.name])
-            if existing == trigger.sql { continue }
-            if existing != nil { try db.execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
-            try db.execute(sql: trigger.sql)
-            repaired = true
-        }
-        return repaired
     }
 
     /// Drops the triggers and the full-text index derived from a table's folded attributes
@@ -251,5 +236,25 @@ enum FoldedKeys {
         case (.real(let x), .real(let y)): x.bitPattern == y.bitPattern
         default: false
         }
+    }
+}
+
+extension Database {
+    /// Makes each trigger exactly the given text (created, or replaced when it differs):
+    /// Folio's folded-key and full-text triggers, and the change triggers of
+    /// ``InternalSchema/installChangeTriggers(table:_:)``. In the caller's transaction.
+    ///
+    /// - Returns: whether any was missing or different.
+    @discardableResult
+    func installTriggers(_ triggers: [(name: String, sql: String)]) throws -> Bool {
+        var installed = false
+        for trigger in triggers {
+            let existing = try String.fetchOne(self, sql: SQLBuilder.objectSQL, arguments: ["trigger", trigger.name])
+            if existing == trigger.sql { continue }
+            if existing != nil { try execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
+            try execute(sql: trigger.sql)
+            installed = true
+        }
+        return installed
     }
 }

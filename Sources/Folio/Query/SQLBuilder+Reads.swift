@@ -1,0 +1,121 @@
+import Foundation
+import GRDB
+
+// Fetches: sources, order, windows, counts, batches, sort keys and section values.
+extension SQLBuilder {
+    static func whereClause(_ q: CompiledQuery, extra: String? = nil) -> (String, [DatabaseValue]) {
+        var parts: [String] = []
+        var args: [DatabaseValue] = []
+        if let extra { parts.append(extra) }
+        if let filter = q.filter { parts.append(filter.sql); args += filter.arguments }
+        return parts.isEmpty ? ("", []) : (" WHERE " + parts.joined(separator: " AND "), args)
+    }
+
+    static func orderBy(_ q: CompiledQuery) -> String {
+        let terms = q.order.map { quote($0.column) + ($0.descending ? " DESC" : "") }
+        return " ORDER BY " + (q.rankingQuery == nil ? terms : ["folio_search_rank"] + terms).joined(separator: ", ")
+    }
+
+    /// `FROM table WHERE filter` — or, for a search ranked by relevance, the table joined
+    /// with the full-text matches and their rank (`folio_search_rank`, which ``orderBy(_:)``
+    /// puts first; the names cannot clash with an attribute's, which never start with `folio_`).
+    static func source(_ q: CompiledQuery) -> (sql: String, arguments: [DatabaseValue]) {
+        guard let ranking = q.rankingQuery else {
+            let (whereSQL, whereArgs) = whereClause(q)
+            return (" FROM \(quote(q.table))\(whereSQL)", whereArgs)
+        }
+        let fts = quote(searchTable(q.table))
+        var conditions = ["\(quote("id")) = folio_search_rowid"]
+        var arguments = [ranking.databaseValue]
+        if let predicate = q.predicate {
+            conditions.append(predicate.sql)
+            arguments += predicate.arguments
+        }
+        return (
+            " FROM \(quote(q.table)), (SELECT rowid AS folio_search_rowid, rank AS folio_search_rank FROM \(fts) WHERE \(fts) MATCH ?) WHERE "
+                + conditions.joined(separator: " AND "), arguments
+        )
+    }
+
+    static func window(_ q: CompiledQuery) -> (String, [DatabaseValue]) {
+        switch (q.limit, q.offset) {
+        case (nil, nil), (nil, 0?): return ("", [])
+        case (let limit, let offset):
+            return (" LIMIT ? OFFSET ?", [Int64(limit ?? -1).databaseValue, Int64(offset ?? 0).databaseValue])
+        }
+    }
+
+    static func recordColumns(_ q: CompiledQuery) -> String {
+        ([quote("id")] + q.columns.map(quote)).joined(separator: ", ")
+    }
+
+    /// The identifiers in order, optionally with a section value: the scan behind every batched fetch.
+    static func identifiers(_ q: CompiledQuery, section: SQLFragment? = nil, windowed: Bool = true) -> SQLFragment {
+        let (sourceSQL, sourceArgs) = source(q)
+        let (windowSQL, windowArgs) = windowed ? window(q) : ("", [])
+        let select = section.map { "\(quote("id")), \($0.sql)" } ?? quote("id")
+        return SQLFragment(
+            "SELECT \(select)\(sourceSQL)\(orderBy(q))\(windowSQL)",
+            (section?.arguments ?? []) + sourceArgs + windowArgs)
+    }
+
+    /// Whole records in order (fetches without a batch size).
+    static func records(_ q: CompiledQuery) -> SQLFragment {
+        let (sourceSQL, sourceArgs) = source(q)
+        let (windowSQL, windowArgs) = window(q)
+        return SQLFragment(
+            "SELECT \(recordColumns(q))\(sourceSQL)\(orderBy(q))\(windowSQL)",
+            sourceArgs + windowArgs)
+    }
+
+    static func count(_ q: CompiledQuery) -> SQLFragment {
+        let (whereSQL, whereArgs) = whereClause(q)
+        if q.isWindowed {
+            let (windowSQL, windowArgs) = window(q)
+            return SQLFragment(
+                "SELECT COUNT(*) FROM (SELECT \(quote("id")) FROM \(quote(q.table))\(whereSQL)\(windowSQL))",
+                whereArgs + windowArgs)
+        }
+        return SQLFragment("SELECT COUNT(*) FROM \(quote(q.table))\(whereSQL)", whereArgs)
+    }
+
+    /// One batch: the identifiers travel as one bound JSON array, so the statement text
+    /// is the same whatever the batch size, and is prepared once.
+    static func batch(table: String, columns: [String]) -> String {
+        let list = ([quote("id")] + columns.map(quote)).joined(separator: ", ")
+        return "SELECT \(list) FROM \(quote(table)) WHERE \(quote("id")) IN (SELECT value FROM json_each(?))"
+    }
+
+    /// The changed rows that match the request now, in order, with their sort keys and
+    /// section value: what a controller asks after a commit.
+    static func changedRows(_ q: CompiledQuery, section: SQLFragment?, identifiersJSON: String) -> SQLFragment {
+        let (whereSQL, whereArgs) = whereClause(q, extra: "\(quote("id")) IN (SELECT value FROM json_each(?))")
+        return SQLFragment(
+            "SELECT \(sortKeyColumns(q, section: section)) FROM \(quote(q.table))\(whereSQL)\(orderBy(q))",
+            (section?.arguments ?? []) + [identifiersJSON.databaseValue] + whereArgs)
+    }
+
+    /// `id, key1, key2, …, section`.
+    static func sortKeyColumns(_ q: CompiledQuery, section: SQLFragment?) -> String {
+        var list = [quote("id")] + q.order.filter { $0.column != "id" }.map { quote($0.column) }
+        if let section { list.append(section.sql) }
+        return list.joined(separator: ", ")
+    }
+
+    /// The sort keys of one row (binary searches probe with it).
+    static func sortKeys(_ q: CompiledQuery, section: SQLFragment?) -> SQLFragment {
+        SQLFragment(
+            "SELECT \(sortKeyColumns(q, section: section)) FROM \(quote(q.table)) WHERE \(quote("id")) = ?",
+            section?.arguments ?? [])
+    }
+
+    // MARK: Sections
+
+    static func section(attribute column: String) -> SQLFragment { SQLFragment(quote(column)) }
+
+    /// The first character: a prefix of the string's bytes, so it orders as the string
+    /// does (case mapping would not: "A…" < "B…" < "a…").
+    static func section(firstLetterOf column: String) -> SQLFragment {
+        SQLFragment("substr(\(quote(column)), 1, 1)")
+    }
+}

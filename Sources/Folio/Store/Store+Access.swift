@@ -1,0 +1,152 @@
+import Foundation
+import GRDB
+
+// The access guards and the read and write paths. Every read and write, synchronous or
+// async, public or Folio's own, checks the same things in the same order: the store is
+// open, the thread is not inside one of its closures (nor, for a write, inside a write on
+// the same file), and — on the connection — the file was neither moved nor migrated by
+// another process (``guarded(_:writing:_:)``).
+
+extension Store {
+    // MARK: Raw access
+
+    /// Runs `body` on a read-only connection, in a read transaction (the raw escape hatch).
+    ///
+    /// - Throws: ``FolioError/databaseFileMoved(path:)`` when the store's file was deleted,
+    ///   moved or replaced; ``FolioError/modelVersionChanged(path:found:opened:)`` when
+    ///   another process migrated it; ``FolioError/reentrantAccess`` inside the store's own
+    ///   closures; whatever `body` throws.
+    /// - Complexity: one `stat` of the path and one `PRAGMA schema_version`, then `body`.
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try readSync(body)
+    }
+
+    /// Runs `body` on a read-only connection without blocking the caller's thread.
+    /// - Throws: as the synchronous `read(_:)`.
+    /// - Complexity: one `stat` of the path and one `PRAGMA schema_version`, then `body`.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try requireOpen()
+        do {
+            return try await folio { try await writer.read { db in try self.guarded(db, writing: false, body) } }
+        } catch {
+            throw movedOr(error)
+        }
+    }
+
+    func readSync<T>(_ body: (Database) throws -> T) throws -> T {
+        try requireOpen()
+        do {
+            return try folio { try writer.read { db in try guarded(db, writing: false, body) } }
+        } catch {
+            throw movedOr(error)
+        }
+    }
+
+    /// Runs `body` on the writer's queue, outside any transaction, after the write in
+    /// progress (if any) ends.
+    func onWriterQueue(_ body: (Database) throws -> Void) throws {
+        try requireOpen()
+        try folio { try writer.writeWithoutTransaction { db in try marked { try body(db) } } }
+    }
+
+    /// Runs `body` on the writer's queue, outside any transaction, without blocking the
+    /// caller's thread.
+    func onWriterQueue(_ body: @escaping @Sendable (Database) throws -> Void) async throws {
+        try requireOpen()
+        try await folio { try await writer.writeWithoutTransaction { db in try self.marked { try body(db) } } }
+    }
+
+    // MARK: Writes
+
+    /// Runs `body` in one write transaction, committed when it returns and rolled back
+    /// when it throws. Every change is reported to live controllers after the commit.
+    ///
+    /// - Throws: ``FolioError/databaseFileMoved(path:)`` before running `body` when the
+    ///   store's file was deleted, moved or replaced, ``FolioError/modelVersionChanged(path:found:opened:)``
+    ///   when another process migrated it; ``FolioError/nestedWriteOnSameFile(path:)``
+    ///   inside another store's write on the same file and thread; ``FolioError/reentrantAccess``
+    ///   inside this store's own closures; whatever `body` throws (after rolling back).
+    /// - Complexity: waits for the write in progress; one `stat` of the path and one
+    ///   `PRAGMA schema_version`, then `body`.
+    @discardableResult
+    public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
+        try guardedWrite { db in
+            try repairFoldedObjectsIfSchemaChanged(db)
+            let result = try body(WriteTransaction(db: db, store: self))
+            try fixUpFoldedKeys(db)
+            return result
+        }
+    }
+
+    /// Runs `body` in one write transaction, off the caller's thread.
+    ///
+    /// - Throws: as the synchronous `write(_:)`.
+    /// - Complexity: as the synchronous `write(_:)`; the caller's thread is not blocked.
+    @discardableResult
+    public func write<T: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> T) async throws -> T {
+        try await guardedWrite { db in
+            try self.repairFoldedObjectsIfSchemaChanged(db)
+            let result = try body(WriteTransaction(db: db, store: self))
+            try self.fixUpFoldedKeys(db)
+            return result
+        }
+    }
+
+    /// Runs `body` in a write transaction, guarded as every write is.
+    @discardableResult
+    func guardedWrite<T>(_ body: (Database) throws -> T) throws -> T {
+        try requireOpen(writing: true)
+        return try folio { try writer.write { db in try guarded(db, writing: true, body) } }
+    }
+
+    /// Runs `body` in a write transaction, guarded as every write is, without blocking the
+    /// caller's thread.
+    @discardableResult
+    func guardedWrite<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try requireOpen(writing: true)
+        return try await folio { try await writer.write { db in try self.guarded(db, writing: true, body) } }
+    }
+
+    // MARK: Guards
+
+    func requireOpen(writing: Bool = false) throws {
+        if isClosed.current { throw FolioError.storeClosed }
+        let dictionary = Thread.current.threadDictionary
+        if dictionary[accessKey] != nil { throw FolioError.reentrantAccess }
+        if writing, let key = fileIdentity?.writeKey, dictionary[key] != nil {
+            throw FolioError.nestedWriteOnSameFile(path: path ?? "")
+        }
+    }
+
+    /// Marks the current thread as inside one of this store's closures, where GRDB would
+    /// trap on a nested access; Folio throws ``FolioError/reentrantAccess`` instead.
+    var accessKey: String { "folio.store.\(UInt(bitPattern: ObjectIdentifier(self).hashValue))" }
+
+    /// Marks the thread as inside this store's closure and, for a write, inside a write on
+    /// this file, so that a write of another ``Store`` on the same file, which would wait
+    /// for this one, throws ``FolioError/nestedWriteOnSameFile(path:)`` at once.
+    private func marked<T>(writing: Bool = false, _ body: () throws -> T) rethrows -> T {
+        let key = accessKey
+        let dictionary = Thread.current.threadDictionary
+        dictionary[key] = true
+        let writeKey = writing ? fileIdentity?.writeKey : nil
+        let wasWriting = writeKey.map { dictionary[$0] != nil } ?? false
+        if let writeKey { dictionary[writeKey] = true }
+        defer {
+            dictionary.removeObject(forKey: key)
+            if let writeKey, !wasWriting { dictionary.removeObject(forKey: writeKey) }
+        }
+        return try body()
+    }
+
+    /// The one access path on a connection, for reads and writes alike: marks the thread
+    /// (``marked(writing:_:)``), checks that the file was not moved (``checkNotMoved(_:)``)
+    /// nor migrated by another process (``checkModelUnchanged(_:)``), then runs `body`.
+    private func guarded<T>(_ db: Database, writing: Bool, _ body: (Database) throws -> T) throws -> T {
+        try marked(writing: writing) {
+            try checkNotMoved(db)
+            try checkModelUnchanged(db)
+            return try body(db)
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+// Other processes: looking for their commits (``Store/synchronize()``, polling), noticing
+// that one migrated the file, and that the store's file was deleted, moved or replaced.
+
+extension Store {
+    // MARK: Other processes
+
+    /// Looks for commits made by other processes or by connections the store does not own
+    /// (SQLite reports those to no one), and sends every tracking controller
+    /// ``ChangeSet/reload`` if there were any. Folio also checks at each of its own
+    /// commits; call this when another process may have written, or use
+    /// ``observeExternalChanges(every:)``.
+    /// - Complexity: one `PRAGMA data_version` on the writer, after the write in progress.
+    public func synchronize() throws {
+        let hub = self.hub
+        try requireOpen()
+        try folio {
+            try writer.writeWithoutTransaction { db in
+                try checkModelUnchangedTellingControllers(db)
+                try fixUpFoldedKeysInTransaction(db)
+                try hub.synchronize(db)
+            }
+        }
+    }
+
+    /// Calls ``synchronize()`` periodically until the returned task is cancelled (or the
+    /// store is deallocated). Each check is one `PRAGMA data_version` on the writer.
+    /// - Complexity: O(1) for the caller.
+    @discardableResult
+    public func observeExternalChanges(every interval: Duration = .seconds(1)) -> Task<Void, Never> {
+        Task.detached { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard let self else { return }
+                let hub = self.hub
+                try? await self.writer.writeWithoutTransaction { db in
+                    try self.checkModelUnchangedTellingControllers(db)
+                    try self.fixUpFoldedKeysInTransaction(db)
+                    try hub.synchronize(db)
+                }
+            }
+        }
+    }
+
+    // MARK: Another process's migration
+
+    /// Throws ``FolioError/modelVersionChanged(path:found:opened:)`` when the file was
+    /// migrated to another model version since this store opened it (by another process:
+    /// in this one a migration waits for every other store to close). Its tables may then
+    /// differ from the ones this store's statements and controllers read, and a column
+    /// renamed or reused would give wrong data instead of an error.
+    ///
+    /// One `PRAGMA schema_version` (the schema cookie in the file's header, read in the
+    /// caller's transaction) per read or write; only when it moved — any schema change,
+    /// such as another store creating an entity's table — is the model version read again.
+    func checkModelUnchanged(_ db: Database) throws {
+        guard let path else { return }
+        let cookie = try Int64.fetchOne(db.cachedStatement(sql: SQLBuilder.schemaVersion)) ?? 0
+        if cookie == schemaCookie.current { return }
+        let found = try Migrator.modelVersion(db, path: path) ?? 0
+        if found != modelVersion {
+            throw FolioError.modelVersionChanged(path: path, found: found, opened: modelVersion)
+        }
+        schemaCookie.withLock { $0 = cookie }
+    }
+
+    /// ``checkModelUnchanged(_:)`` where the store looks for other processes' commits
+    /// (``synchronize()``, ``observeExternalChanges(every:)``): when the model version
+    /// changed, the live controllers are told too (once), so that a list following the
+    /// store reports the error rather than showing the old results as current. Writer
+    /// queue only.
+    func checkModelUnchangedTellingControllers(_ db: Database) throws {
+        do {
+            try checkModelUnchanged(db)
+        } catch let error as FolioError {
+            if case .modelVersionChanged = error { hub.modelChanged(error) }
+            throw error
+        }
+    }
+
+    // MARK: The file
+
+    /// Throws ``FolioError/databaseFileMoved(path:)`` when the file this connection has
+    /// open is no longer at the store's path: SQLite would go on reading and writing it
+    /// (in WAL mode it does not refuse such writes), and every later commit would be
+    /// lost. One `stat` of the path (`SQLITE_FCNTL_HAS_MOVED`).
+    func checkNotMoved(_ db: Database) throws {
+        guard let path else { return }
+        var moved: Int32 = 0
+        let code = sqlite3_file_control(db.sqliteConnection, "main", SQLITE_FCNTL_HAS_MOVED, &moved)
+        if code == SQLITE_OK && moved != 0 { throw FolioError.databaseFileMoved(path: path) }
+    }
+
+    /// A read may need a new connection, which opens whatever is at the path now: SQLite
+    /// says only "unable to open database file" when nothing is. Say that the file moved
+    /// when it did (another database at the path is caught by the identity check).
+    func movedOr(_ error: any Error) -> any Error {
+        guard case .sqlite(let code, _, _, _) = error as? FolioError, code & 0xFF == SQLITE_CANTOPEN, let path,
+            FileIdentity(path: path) != fileIdentity
+        else { return error }
+        return FolioError.databaseFileMoved(path: path)
+    }
+}
+
+/// A file's device and inode: what identifies a file, whatever path leads to it.
+struct FileIdentity: Hashable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+    }
+
+    /// The thread-dictionary key that marks a write in progress on this file.
+    var writeKey: String { "folio.write.\(device).\(inode)" }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import GRDB
+
+// The upkeep of folded keys (``FoldedKeys``) around the store's reads and writes: fixed up
+// at the end of every write and before a read of a table with stale rows, and the objects
+// derived from folded attributes repaired when another program changed the schema.
+
+extension Store {
+    /// Fixes the folded keys that other writers made stale (``FoldedKeys``), in the
+    /// caller's write transaction: at the end of every write, so that what it commits (raw
+    /// SQL included) and what other processes wrote before it are consistent.
+    func fixUpFoldedKeys(_ db: Database) throws {
+        guard !foldedSchemas.isEmpty else { return }
+        try repairFoldedObjectsIfSchemaChanged(db)
+        try FoldedKeys.fixUp(foldedSchemas.values.sorted { $0.name < $1.name }, db)
+    }
+
+    /// When another program (or raw SQL) changed the schema since Folio last looked, what it
+    /// dropped or replaced of the folded-key triggers, full-text indexes and stale-row
+    /// table is repaired, as at open (``FoldedKeys/prepare(_:in:)``). In the caller's
+    /// write transaction; one `PRAGMA schema_version` when nothing changed.
+    func repairFoldedObjectsIfSchemaChanged(_ db: Database) throws {
+        guard !foldedSchemas.isEmpty, try schemaVersion(db) != foldedObjectsCookie.current else { return }
+        for schema in foldedSchemas.values.sorted(by: { $0.name < $1.name }) {
+            try SchemaCheck.repairFoldedKeyColumns(schema, db)
+            try FoldedKeys.prepare(schema, in: db)
+        }
+        let cookie = try schemaVersion(db)
+        foldedObjectsCookie.withLock { $0 = cookie }
+    }
+
+    private func schemaVersion(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db.cachedStatement(sql: SQLBuilder.schemaVersion)) ?? 0
+    }
+
+    /// Whether keys must be fixed up before a read of `schema`'s table: rows are noted
+    /// stale, or the schema changed since Folio last checked its folded objects (another
+    /// program may have dropped a trigger or the stale-row table itself).
+    private func needsFixUp(_ schema: EntitySchema, _ db: Database) throws -> Bool {
+        if try schemaVersion(db) != foldedObjectsCookie.current { return true }
+        return try FoldedKeys.hasStaleRows(schema, db)
+    }
+
+    /// The same in a transaction of its own, outside any (synchronize): a commit that
+    /// controllers follow like any other, when there was anything to fix.
+    func fixUpFoldedKeysInTransaction(_ db: Database) throws {
+        guard !foldedSchemas.isEmpty else { return }
+        try db.inTransaction(.immediate) {
+            try fixUpFoldedKeys(db)
+            return .commit
+        }
+    }
+
+    /// Runs `body` in a read transaction in which no row of `table` has a stale folded key:
+    /// when one has (another process wrote), the keys are fixed up first — a write, an
+    /// ordinary commit that live controllers follow — and the read runs again. For tables
+    /// without folded attributes, a plain read.
+    func readWithCurrentKeys<T>(_ table: String, _ body: (Database) throws -> T) throws -> T {
+        guard let schema = foldedSchemas[table] else { return try readSync(body) }
+        for attempt in 0..<3 {
+            var stale = false
+            let result: T?
+            do {
+                result = try readSync { db -> T? in
+                    stale = try needsFixUp(schema, db)
+                    return stale ? nil : try body(db)
+                }
+            } catch let error where attempt < 2 && Self.isDamagedSearchIndex(error, schema) {
+                try rebuildSearchIndex(schema)
+                continue
+            }
+            if !stale, let result { return result }
+            try fixUpStaleKeys()
+        }
+        // Another writer keeps making keys stale: read what is there.
+        return try readSync(body)
+    }
+
+    /// `readWithCurrentKeys(_:_:)` without blocking the caller's thread.
+    func readWithCurrentKeys<T: Sendable>(_ table: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        guard let schema = foldedSchemas[table] else { return try await read(body) }
+        for attempt in 0..<3 {
+            let result: (stale: Bool, value: T?)
+            do {
+                result = try await read { db in
+                    if try self.needsFixUp(schema, db) { return (true, nil) }
+                    return (false, try body(db))
+                }
+            } catch let error where attempt < 2 && Self.isDamagedSearchIndex(error, schema) {
+                try rebuildSearchIndex(schema)
+                continue
+            }
+            if !result.stale, let value = result.value { return value }
+            try await fixUpStaleKeys()
+        }
+        return try await read(body)
+    }
+
+    /// Whether `error` is SQLite finding an entity's full-text index damaged — its data or
+    /// configuration changed by another program (`SQLITE_CORRUPT_VTAB`, or an FTS5 error):
+    /// the index is derived from the folded keys, and made again.
+    private static func isDamagedSearchIndex(_ error: any Error, _ schema: EntitySchema) -> Bool {
+        guard !schema.searchableKeyColumns.isEmpty, case .sqlite(let code, let message, _, _) = error as? FolioError
+        else { return false }
+        return code == 267 || message.contains("fts5")
+    }
+
+    /// Makes an entity's full-text index again from its folded keys (``FoldedKeys``).
+    private func rebuildSearchIndex(_ schema: EntitySchema) throws {
+        try guardedWrite { db in try FoldedKeys.rebuildSearchIndex(schema, db) }
+    }
+
+    /// Fixes the folded keys of `table` up when rows are noted stale (before a read that
+    /// reports progress as it goes, and so cannot run twice).
+    func fixUpIfStale(_ table: String) async throws {
+        guard let schema = foldedSchemas[table] else { return }
+        if try await read({ db in try self.needsFixUp(schema, db) }) { try await fixUpStaleKeys() }
+    }
+
+    private func fixUpStaleKeys() throws {
+        try guardedWrite { db in try fixUpFoldedKeys(db) }
+    }
+
+    private func fixUpStaleKeys() async throws {
+        try await guardedWrite { db in try self.fixUpFoldedKeys(db) }
+    }
+}
