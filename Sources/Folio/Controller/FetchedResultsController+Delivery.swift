@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 extension FetchedResultsController {
     // MARK: Delivery
@@ -20,7 +19,7 @@ extension FetchedResultsController {
         }
     }
 
-    func receive(_ delivery: ResultsTracker.Delivery, from source: LiveResults) {
+    func receive(_ delivery: LiveResults.Delivery, from source: LiveResults) {
         guard source === live else { return }
         appliedSerial = Swift.max(appliedSerial, delivery.serial)
         switch delivery.event {

@@ -23,7 +23,7 @@ extension FetchedResultsController {
     /// `Store.readWithCurrentKeys`); abandons it (unsubscribing its tracker) if the read fails.
     private func read(_ load: ResultsLoad) throws -> ResultsLoad.Loaded {
         do {
-            return try store.readWithCurrentKeys(load.updater.table) { db in try load.read(db) }
+            return try store.readWithCurrentKeys(load.table) { db in try load.read(db) }
         } catch {
             load.abandon()
             throw error
@@ -39,7 +39,7 @@ extension FetchedResultsController {
         let load = try makeLoad(fetchRequest)
         let loaded: ResultsLoad.Loaded
         do {
-            loaded = try await store.readWithCurrentKeys(load.updater.table) { db in try load.read(db) }
+            loaded = try await store.readWithCurrentKeys(load.table) { db in try load.read(db) }
         } catch {
             load.abandon()
             throw error
@@ -131,14 +131,14 @@ extension FetchedResultsController {
         lastCacheOutcome = loaded.outcome
         lastError = nil
         // What later commits need to rewrite the cache (windowed results are not cached live).
-        liveCache = load.cacheURL.flatMap { load.updater.query.isWindowed ? nil : ($0, load.fingerprint) }
+        liveCache = load.cachesLive ? load.cacheURL.map { ($0, load.fingerprint) } : nil
         if let cacheURL = load.cacheURL, loaded.outcome != .reused {
             scheduleCacheWrite(loaded.full, fingerprint: load.fingerprint, token: loaded.token, to: cacheURL, delay: false)
         }
         replaceLive(load.live)
         untracked = load.live == nil ? loaded : nil
         if let live = load.install(loaded) { scheduleCatchUp(live) }
-        return load.updater.present(loaded.full)
+        return load.present(loaded.full)
     }
 
     /// Runs `live`'s catch-up on the writer's queue, after any catch-up scheduled before.

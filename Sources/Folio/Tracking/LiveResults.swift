@@ -12,6 +12,8 @@ import GRDB
 /// a tracker leaves the change hub — when the request changes or the controller goes away.
 // Sendable: every stored property is immutable and Sendable.
 final class LiveResults: Sendable {
+    typealias Delivery = ResultsTracker.Delivery
+
     let tracker: ResultsTracker
     private let store: Store
 
@@ -40,7 +42,7 @@ final class LiveResults: Sendable {
     }
 
     /// The tracker's deliveries, one per commit that changed the results, in commit order.
-    var deliveries: AsyncStream<ResultsTracker.Delivery> { tracker.deliveries }
+    var deliveries: AsyncStream<Delivery> { tracker.deliveries }
 
     /// The serial number of the tracker's last delivery.
     var serial: UInt64 { tracker.serial }

@@ -50,6 +50,15 @@ struct ResultsLoad: Sendable {
         self.live = tracking ? LiveResults(query: query, section: section, readsToken: cacheURL != nil, store: store) : nil
     }
 
+    /// The table the load reads.
+    var table: String { updater.table }
+
+    /// Whether later commits should rewrite the cache (windowed results are not cached live).
+    var cachesLive: Bool { cacheURL != nil && !updater.query.isWindowed }
+
+    /// What the controller shows of the full results: the request's window.
+    func present(_ full: ResultsState) -> ResultsState { updater.present(full) }
+
     /// Reads the state — from the cache when it is valid — in the read transaction `db` is in.
     func read(_ db: Database) throws -> Loaded {
         let token = try Store.changeToken(table: updater.table, db)
