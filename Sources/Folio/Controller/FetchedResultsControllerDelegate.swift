@@ -14,8 +14,9 @@ public enum FetchedResultsChangeType: Sendable, Hashable {
 
 /// How a controller follows the store (`NSFetchedResultsController`'s three modes).
 public enum TrackingMode: Sendable, Hashable {
-    /// No delegate and no ``FetchedResultsController/changes`` subscriber: the results stay
-    /// as they were when fetched.
+    /// No delegate, no ``FetchedResultsController/changes`` subscriber and no
+    /// ``FetchedResultsController/updates`` subscriber: the results stay as they were when
+    /// fetched.
     case none
     /// Changes are tracked in memory.
     case memory

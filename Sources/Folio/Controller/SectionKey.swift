@@ -64,7 +64,7 @@ public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomString
     ///
     /// `transform` must agree with the sort: rows with the same section must be
     /// consecutive in the results, or ``FetchedResultsController/performFetch()-68xbj`` throws
-    /// ``FolioError/sectionKeyNotLeadingSort(sectionKey:firstSort:)``. `name` identifies
+    /// ``FolioError/sectionsNotContiguous(_:)``. `name` identifies
     /// the transform in persistent caches: change it when the transform changes.
     ///
     /// ```swift
@@ -136,86 +136,5 @@ public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomString
         case .real(let d): String(d)
         case .blob(let b): b.map { String(format: "%02x", $0) }.joined()
         }
-    }
-}
-
-/// How a section value is read: an SQL expression, and what turns its value into the
-/// section's identity.
-struct SectionExpression: Sendable {
-    enum Kind: Sendable {
-        /// The expression's value is the section.
-        case value
-        /// The expression is a date: the section is its day number (numbers only; any other
-        /// stored value is its own section).
-        case day(offsetSeconds: Int)
-        /// The expression's value passes through the app's closure (``SectionKey/computed(_:name:_:)``).
-        /// User code: never called while a lock is held.
-        case computed(@Sendable (DatabaseValue) -> DatabaseValue)
-    }
-
-    let fragment: SQLFragment
-    let kind: Kind
-    /// The day sections' time-zone offset, `nil` for other kinds.
-    let dayOffset: Int?
-
-    init(fragment: SQLFragment, kind: Kind) {
-        self.fragment = fragment
-        self.kind = kind
-        if case .day(let offset) = kind { dayOffset = offset } else { dayOffset = nil }
-    }
-
-    /// The section of a row whose section expression has the value `raw`.
-    @inline(__always)
-    func value(of raw: SQLiteValue) -> SQLiteValue {
-        switch kind {
-        case .value: return raw
-        case .day(let offset): return DayNumber.value(of: raw, offsetSeconds: offset)
-        case .computed(let transform): return SQLiteValue(transform(raw.databaseValue))
-        }
-    }
-}
-
-/// Days since 1970-01-01 of a stored date, and their `YYYY-MM-DD` names.
-enum DayNumber {
-    /// Day numbers are clamped to ±10⁹ (±2.7 million years), so infinities and absurd
-    /// dates still get a finite, ordered section.
-    static let limit: Int64 = 1_000_000_000
-
-    @inline(__always)
-    static func of(seconds: Double, offsetSeconds: Int) -> Int64 {
-        let days = ((seconds + Double(offsetSeconds)) / 86_400).rounded(.down)
-        if days.isNaN { return 0 }
-        if days >= Double(limit) { return limit }
-        if days <= -Double(limit) { return -limit }
-        return Int64(days)
-    }
-
-    /// The day of a stored date; a value that is not a number (NULL, or text or a blob
-    /// written by raw SQL) is its own section, so sections still follow the sort.
-    static func value(of stored: SQLiteValue, offsetSeconds: Int) -> SQLiteValue {
-        switch stored {
-        case .real(let seconds): .integer(of(seconds: seconds, offsetSeconds: offsetSeconds))
-        case .integer(let seconds): .integer(of(seconds: Double(seconds), offsetSeconds: offsetSeconds))
-        default: stored
-        }
-    }
-
-    /// `YYYY-MM-DD` of a day number (proleptic Gregorian calendar; Howard Hinnant's
-    /// civil-from-days algorithm).
-    static func name(of day: Int64) -> String {
-        let z = day + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
-        func pad(_ v: Int64, _ width: Int) -> String {
-            let text = String(abs(v))
-            return (v < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))"
     }
 }

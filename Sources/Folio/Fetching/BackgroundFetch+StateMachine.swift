@@ -144,7 +144,7 @@ final class BackgroundFetchStorage: Sendable {
 
     init(estimatedTotal: Int?) {
         // `Progress(totalUnitCount:)` becomes a child of the thread's current progress,
-        // as NSAsynchronousFetchRequest's does (seeds/004's `becomeCurrent` pattern).
+        // as NSAsynchronousFetchRequest's does (the `becomeCurrent` pattern).
         progress = Progress(totalUnitCount: Int64(estimatedTotal ?? -1))
         state = Locked(BackgroundFetchStateMachine(estimatedTotal: estimatedTotal))
         progress.isCancellable = true

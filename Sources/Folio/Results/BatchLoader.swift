@@ -122,12 +122,7 @@ final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
             let known = ids.compactMap { inherited[$0] }
             if known.count == ids.count { return (known, [:]) }
         }
-        var json = "["
-        for (i, id) in ids.enumerated() {
-            if i > 0 { json += "," }
-            json += String(id)
-        }
-        json += "]"
+        let json = IdentifierList.jsonArray(ids)
         let entity = R.entity
         let sql = self.sql
         // A row that cannot be decoded (a value raw SQL wrote that the attribute's type

@@ -35,8 +35,8 @@ import Observation
 /// `performFetch()` (so creating one in a SwiftUI view's initializer is cheap), then
 /// follows the store until it is released.
 ///
-/// - Note: Search is not part of the request yet. When ``RecordRequest`` gains a search
-///   query, it applies through ``fetchRequest`` like a predicate, as one change.
+/// A search is part of the request (``RecordRequest/search``): setting ``search`` — or a
+/// ``fetchRequest`` with another search — applies like a predicate, as one change.
 @Observable
 @MainActor
 public final class FetchedResultsModel<R: PersistentRecord> {
@@ -77,7 +77,7 @@ public final class FetchedResultsModel<R: PersistentRecord> {
     /// results as they were. Either way ``lastError`` says why.
     ///
     /// - Complexity: O(1).
-    public private(set) var loadingState: LoadingState = .idle
+    public internal(set) var loadingState: LoadingState = .idle
 
     /// Why the model could not fetch, apply a request, or follow the store at its last
     /// attempt; `nil` after the next success.
@@ -90,21 +90,21 @@ public final class FetchedResultsModel<R: PersistentRecord> {
     /// never notifies): use ``FetchedItem/loadRecord()`` to get that error.
     ///
     /// - Complexity: O(1).
-    public private(set) var lastError: FolioError?
+    public internal(set) var lastError: FolioError?
 
-    private var content: Content
+    var content: Content
 
     /// The controller the model follows (internal: tests hold it weakly to see it released).
     @ObservationIgnored private(set) var controller: FetchedResultsController<R>
     @ObservationIgnored private var relay: FetchedResultsModelRelay<R>
     /// Bumped by every fetch and request change: a background fetch that finds it moved was
     /// superseded and leaves the state to what superseded it.
-    @ObservationIgnored private var generation = 0
+    @ObservationIgnored var generation = 0
     /// Whether the controller has results (a fetch or request change succeeded).
-    @ObservationIgnored private var hasResults = false
+    @ObservationIgnored var hasResults = false
     /// Set while the model applies a request itself (the controller's delivery of it is
     /// then ignored: the model reads the new state once, after).
-    @ObservationIgnored private var applyingRequest = false
+    @ObservationIgnored var applyingRequest = false
 
     /// Creates a model. Nothing is read until `performFetch()`.
     ///
@@ -146,160 +146,6 @@ public final class FetchedResultsModel<R: PersistentRecord> {
     ///
     /// - Complexity: O(1).
     public var sectionKey: SectionKey<R>? { content.sectionKey }
-
-    // MARK: Filter and sort
-
-    /// The request the results follow. Setting it applies the new request to the live
-    /// results as one change (one notification) — see ``setRequest(_:)``, which throws
-    /// instead of setting ``lastError``.
-    ///
-    /// When the request cannot be applied (an untranslatable predicate, a sort that does not
-    /// lead with the section key's attribute), the request and the results stay as they
-    /// were and ``lastError`` says why. Before the first fetch, the new request is only
-    /// kept: `performFetch()` uses (and checks) it. A request that selects, orders and
-    /// batches exactly as the current one (the same value set again, as a binding that
-    /// writes back what it read does) changes nothing: no scan, no notification.
-    ///
-    /// - Complexity: one identifier scan, O(n), on the main actor, and a difference,
-    ///   O(n log n) (see ``FetchedResultsController/setRequest(_:)``); loads no record.
-    public var fetchRequest: RecordRequest<R> {
-        get { content.request }
-        set { try? setRequest(newValue) }
-    }
-
-    /// Which records; `nil` for all. Setting it applies the change as ``fetchRequest`` does.
-    ///
-    /// - Complexity: as setting ``fetchRequest``: one identifier scan, O(n).
-    public var predicate: Predicate<R>? {
-        get { content.request.predicate }
-        set {
-            var request = content.request
-            request.predicate = newValue
-            fetchRequest = request
-        }
-    }
-
-    /// A full-text search the records must also match; `nil` for none. Setting it applies
-    /// the change as ``fetchRequest`` does — what a search field bound to the list sets as
-    /// the user types (see <doc:SearchingAndSortingText>).
-    ///
-    /// ```swift
-    /// model.search = text.isEmpty ? nil : TextSearch(text, matchingPrefixes: true)
-    /// ```
-    ///
-    /// - Complexity: as setting ``fetchRequest``: one identifier scan of the matches.
-    public var search: TextSearch<R>? {
-        get { content.request.search }
-        set {
-            var request = content.request
-            request.search = newValue
-            fetchRequest = request
-        }
-    }
-
-    /// The order. Setting it applies the change as ``fetchRequest`` does. With sections,
-    /// the first sort descriptor must sort by the section key's attribute.
-    ///
-    /// - Complexity: as setting ``fetchRequest``: one identifier scan, O(n).
-    public var sortBy: [SortDescriptor<R>] {
-        get { content.request.sortBy }
-        set {
-            var request = content.request
-            request.sortBy = newValue
-            fetchRequest = request
-        }
-    }
-
-    /// Applies a new request to the live results as one change, throwing if it cannot.
-    ///
-    /// On success the model shows what a fresh fetch of `request` would, observers are told
-    /// once, and ``lastError`` is cleared. On failure nothing changes but ``lastError``.
-    /// Before the first fetch, the request is kept for `performFetch()` (and not checked).
-    ///
-    /// - Throws: the errors of ``FetchedResultsController/setRequest(_:)``.
-    /// - Complexity: one identifier scan, O(n), on the main actor, and a difference,
-    ///   O(n log n); loads no record.
-    public func setRequest(_ request: RecordRequest<R>) throws {
-        try setRequest(request, sectionBy: content.sectionKey, replacingController: false)
-    }
-
-    /// Applies a new request and section key as one change, throwing if it cannot.
-    ///
-    /// The section key of a controller is fixed, so the model replaces its controller with
-    /// one for `sectionBy` and fetches it; the old one is released. Observers are told once.
-    /// On failure the model keeps its controller, request and results, and sets
-    /// ``lastError``.
-    ///
-    /// - Parameters:
-    ///   - request: the new request; its first sort descriptor must sort by the section
-    ///     key's attribute.
-    ///   - sectionBy: the new section key, or `nil` for a single section.
-    /// - Throws: the errors of ``FetchedResultsController/setRequest(_:)``.
-    /// - Complexity: one identifier scan, O(n), on the main actor; loads no record. The
-    ///   change is a reload (a new controller), not a difference.
-    public func setRequest(_ request: RecordRequest<R>, sectionBy: SectionKey<R>?) throws {
-        try setRequest(request, sectionBy: sectionBy, replacingController: true)
-    }
-
-    private func setRequest(_ request: RecordRequest<R>, sectionBy: SectionKey<R>?, replacingController: Bool) throws {
-        guard hasResults || loadingState == .loading else {
-            // Nothing shown or being fetched: a new controller (reading nothing) for the next fetch.
-            generation += 1
-            replaceController(with: makeController(request, sectionBy: sectionBy))
-            var content = self.content
-            content.request = request
-            content.sectionKey = sectionBy
-            self.content = content
-            return
-        }
-        if !replacingController, loadingState == .loaded, controller.lastError == nil,
-            Self.selectsTheSame(request, content.request)
-        {
-            // The same request again (a binding that sets what it read, a search field
-            // cleared twice): what a fresh fetch would show is what is shown. No scan, no
-            // notification; only an error of an earlier attempt is cleared.
-            lastError = nil
-            return
-        }
-        if replacingController {
-            let new = makeController(request, sectionBy: sectionBy)
-            do {
-                try new.controller.performFetch()
-            } catch {
-                // Nothing changed: a fetch in flight on the current controller goes on.
-                new.relay.model = nil
-                throw fail(error)
-            }
-            generation += 1
-            replaceController(with: new)
-        } else {
-            // The controller's own request change supersedes a fetch in flight, even when it
-            // fails: so does the model's.
-            generation += 1
-            applyingRequest = true
-            defer { applyingRequest = false }
-            do {
-                try controller.setRequest(request)
-            } catch {
-                if loadingState == .loading { loadingState = hasResults ? .loaded : .idle }
-                throw fail(error)
-            }
-        }
-        showFetched(request: request, sectionBy: sectionBy)
-    }
-
-    /// Whether two requests select, order and load the same rows: the same SQL (predicate,
-    /// search, order, limit and offset, as compiled), the same search as typed, and the same
-    /// batching. A request that does not compile is never the same.
-    private static func selectsTheSame(_ a: RecordRequest<R>, _ b: RecordRequest<R>) -> Bool {
-        guard a.batchSize == b.batchSize, a.maxBatchesInMemory == b.maxBatchesInMemory,
-            a.estimatedResultCount == b.estimatedResultCount, a.search?.text == b.search?.text,
-            a.search?.attributes == b.search?.attributes, a.search?.matchesPrefixes == b.search?.matchesPrefixes,
-            a.search?.ranksByRelevance == b.search?.ranksByRelevance,
-            let first = try? a.compile(requireSort: true), let second = try? b.compile(requireSort: true)
-        else { return false }
-        return first == second
-    }
 
     // MARK: Fetching
 
@@ -370,7 +216,7 @@ public final class FetchedResultsModel<R: PersistentRecord> {
 
     /// Shows what a fetch or request change produced: one notification for the results
     /// (the error and loading state notify only their own observers, and only if they change).
-    private func showFetched(request: RecordRequest<R>, sectionBy: SectionKey<R>?) {
+    func showFetched(request: RecordRequest<R>, sectionBy: SectionKey<R>?) {
         content = makeContent(request: request, sectionBy: sectionBy)
         hasResults = true
         lastError = nil
@@ -378,14 +224,14 @@ public final class FetchedResultsModel<R: PersistentRecord> {
     }
 
     /// Records an error (cancellation is not one) and returns it to throw.
-    private func fail(_ error: any Error) -> any Error {
+    func fail(_ error: any Error) -> any Error {
         if !(error is CancellationError) { lastError = FolioError.following(error) }
         return error
     }
 
     /// A controller with its own relay as delegate, set before any fetch so that tracking
     /// starts with the fetch.
-    private func makeController(
+    func makeController(
         _ request: RecordRequest<R>, sectionBy: SectionKey<R>?
     ) -> (controller: FetchedResultsController<R>, relay: FetchedResultsModelRelay<R>) {
         let new = FetchedResultsController(request, store: store, sectionBy: sectionBy, cacheName: cacheName)
@@ -397,7 +243,7 @@ public final class FetchedResultsModel<R: PersistentRecord> {
 
     /// Replaces the controller; the old one is released (it stops tracking) and nothing it
     /// still delivers reaches the model.
-    private func replaceController(with new: (controller: FetchedResultsController<R>, relay: FetchedResultsModelRelay<R>)) {
+    func replaceController(with new: (controller: FetchedResultsController<R>, relay: FetchedResultsModelRelay<R>)) {
         relay.model = nil
         relay = new.relay
         controller = new.controller

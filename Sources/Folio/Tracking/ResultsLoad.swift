@@ -29,7 +29,7 @@ struct ResultsLoad: Sendable {
     let cacheURL: URL?
     let fingerprint: SectionCache.Fingerprint
     /// Subscribed to the store's change hub when the controller tracks.
-    let tracker: ResultsTracker?
+    let live: LiveResults?
 
     struct Loaded: Sendable {
         /// The full results; ``ResultsUpdater/present(_:)`` gives what is shown.
@@ -47,15 +47,17 @@ struct ResultsLoad: Sendable {
         self.updater = ResultsUpdater(query: query, section: section, diagnostics: store.diagnostics)
         self.cacheURL = cacheURL
         self.fingerprint = fingerprint
-        if tracking {
-            let tracker = ResultsTracker(
-                query: query, section: section, diagnostics: store.diagnostics, readsToken: cacheURL != nil)
-            store.hub.subscribe(tracker)
-            self.tracker = tracker
-        } else {
-            self.tracker = nil
-        }
+        self.live = tracking ? LiveResults(query: query, section: section, readsToken: cacheURL != nil, store: store) : nil
     }
+
+    /// The table the load reads.
+    var table: String { updater.table }
+
+    /// Whether later commits should rewrite the cache (windowed results are not cached live).
+    var cachesLive: Bool { cacheURL != nil && !updater.query.isWindowed }
+
+    /// What the controller shows of the full results: the request's window.
+    func present(_ full: ResultsState) -> ResultsState { updater.present(full) }
 
     /// Reads the state — from the cache when it is valid — in the read transaction `db` is in.
     func read(_ db: Database) throws -> Loaded {
@@ -70,22 +72,15 @@ struct ResultsLoad: Sendable {
         return Loaded(full: try updater.scan(db), outcome: outcome, token: token)
     }
 
-    /// Hands what was read to the tracker; returns the tracker if a catch-up is due (run it
-    /// with ``catchUp(_:on:)``).
-    func install(_ loaded: Loaded) -> ResultsTracker? {
-        guard let tracker, tracker.install(loaded.full, token: loaded.token) else { return nil }
-        return tracker
+    /// Hands what was read to the tracker; returns the live results if a catch-up is due
+    /// (run it with ``LiveResults/catchUp()``).
+    func install(_ loaded: Loaded) -> LiveResults? {
+        guard let live, live.install(loaded) else { return nil }
+        return live
     }
 
     /// Unsubscribes the tracker of a load that failed or was superseded.
-    func abandon(_ store: Store) {
-        guard let tracker else { return }
-        tracker.stop()
-        store.hub.unsubscribe(tracker)
-    }
-
-    /// Runs a tracker's catch-up on the writer's queue, without blocking the caller.
-    static func catchUp(_ tracker: ResultsTracker, on store: Store) async throws {
-        try await store.onWriterQueue { db in tracker.catchUp(db) }
+    func abandon() {
+        live?.stop()
     }
 }

@@ -50,6 +50,8 @@ extension ResultsTracker {
         /// changed nothing shown deliver nothing, but a record they changed may come into
         /// view later. `nil`: too many, or unknown.
         private var untold: Set<Int64>? = []
+        /// A memory bound on `untold`, not a reload threshold (those are ``ReloadPolicy``'s):
+        /// past it the controller hands over no loaded record; the change set is unchanged.
         private static let untoldLimit = 100_000
 
         mutating func install(_ full: ResultsState, maxID: Int64, token: TableToken?, changedSinceRead: Bool) -> Bool {

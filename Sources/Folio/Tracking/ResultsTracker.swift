@@ -48,11 +48,6 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         (deliveries, continuation) = AsyncStream.makeStream(of: Delivery.self)
     }
 
-    /// Whether `changed` rows are few enough for the incremental path.
-    static func isIncremental(changed: Int, total: Int) -> Bool {
-        ResultsUpdater.isIncremental(changed: changed, total: total)
-    }
-
     // MARK: Installing
 
     /// Installs the full results the controller read, at the table's change token `token`.

@@ -46,27 +46,16 @@ struct ResultsUpdater: Sendable {
         query.isWindowed ? full.window(offset: query.offset ?? 0, limit: query.limit) : full
     }
 
-    /// Whether `changed` rows are few enough for the incremental path.
-    static func isIncremental(changed: Int, total: Int) -> Bool {
-        changed <= Swift.max(2_048, total / 500)
-    }
-
-    /// A change set so large that animating it makes no sense becomes a reload.
-    static func limitReload(_ change: ChangeSet) -> ChangeSet {
-        let size = change.deletedItems.count + change.insertedItems.count + change.movedItems.count
-        return size > 50_000 ? .reload : change
-    }
-
     /// The full results after a commit that touched `changed`, and the change set between
     /// the presented states. `maxID` is at least the largest identifier in `old`.
     func apply(_ changed: Set<Int64>, to old: ResultsState, maxID: Int64, _ db: Database) throws -> (ResultsState, ChangeSet) {
-        if Self.isIncremental(changed: changed.count, total: old.ids.count),
+        if ReloadPolicy.isIncremental(changed: changed.count, total: old.ids.count),
             let (new, change) = try incremental(changed, old, maxID: maxID, db)
         {
-            return (new, Self.limitReload(change))
+            return (new, ReloadPolicy.limited(change))
         }
         let new = try scan(db)
-        return (new, Self.limitReload(ChangeSetBuilder.diff(old: present(old), new: present(new), changed: changed)))
+        return (new, ReloadPolicy.limited(ChangeSetBuilder.diff(old: present(old), new: present(new), changed: changed)))
     }
 
     /// The incremental path; `nil` when the rows cannot be placed exactly (then the caller
@@ -75,13 +64,8 @@ struct ResultsUpdater: Sendable {
         ResultsState, ChangeSet
     )? {
         // 1. The touched rows that match now, in SQLite's result order, with their keys.
-        var json = "["
-        for (i, id) in changed.enumerated() {
-            if i > 0 { json += "," }
-            json += String(id)
-        }
-        json += "]"
-        let fragment = SQLBuilder.changedRows(query, section: section?.fragment, identifiersJSON: json)
+        let fragment = SQLBuilder.changedRows(
+            query, section: section?.fragment, identifiersJSON: IdentifierList.jsonArray(changed))
         var rows: [RowKey] = []
         let changedStatement = try db.cachedStatement(sql: fragment.sql)
         try changedStatement.setArguments(fragment.statementArguments)

@@ -29,6 +29,11 @@ import GRDB
 /// temporary name beside the cache and renamed, so a crash leaves the old file or the new
 /// one (and at worst a temporary file that
 /// ``FetchedResultsController/deleteCache(withName:in:)`` removes).
+//
+// It lives in Tracking, beside the load that reads it: the cache is a stored
+// ``ResultsState`` whose validity is the table's change token, which the load compares in
+// the read transaction of the fetch, as the trackers do at every commit. The controller
+// only names the file and asks for writes.
 public enum SectionCache {
     /// What a fetch did with the cache.
     public enum Outcome: Sendable, Hashable {

@@ -257,3 +257,20 @@ struct MembershipFilter {
         return words.withUnsafeBufferPointer { $0[Int(bit >> 6)] } & (1 << (bit & 63)) != 0
     }
 }
+
+extension IdentifierList {
+    /// Identifiers as a JSON array of integers (`[3,1,2]`, in the sequence's order), the
+    /// form in which a batch of identifiers is bound to one SQL argument and read back with
+    /// `json_each`.
+    ///
+    /// - Complexity: O(n).
+    static func jsonArray<S: Sequence<Int64>>(_ identifiers: S) -> String {
+        var json = "["
+        for (i, id) in identifiers.enumerated() {
+            if i > 0 { json += "," }
+            json += String(id)
+        }
+        json += "]"
+        return json
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+
+extension FetchedResultsController {
+    // MARK: Delivery
+
+    /// Waits until every commit made so far has been delivered (and any catch-up the
+    /// controller scheduled has run).
+    ///
+    /// - Complexity: O(1) to check; it suspends until the deliveries arrive.
+    public func waitForChanges() async {
+        while true {
+            if let task = catchUpTask {
+                await task.value
+                if catchUpTask == task { catchUpTask = nil }
+                continue
+            }
+            guard let live, appliedSerial < live.serial else { return }
+            await withCheckedContinuation { waiters.append($0) }
+        }
+    }
+
+    func receive(_ delivery: LiveResults.Delivery, from source: LiveResults) {
+        guard source === live else { return }
+        appliedSerial = Swift.max(appliedSerial, delivery.serial)
+        switch delivery.event {
+        case .change(let change, let state, let changed, let token):
+            lastError = nil
+            deliver(change, newState: state, changed: changed)
+            if let token, let (url, fingerprint) = liveCache {
+                scheduleCacheWrite(state, fingerprint: fingerprint, token: token, to: url, delay: true)
+            }
+        case .failure(let error):
+            report(error)
+        }
+        resumeWaiters()
+    }
+
+    /// The controller could not follow the store: say so everywhere errors are heard.
+    func report(_ error: FolioError) {
+        lastError = error
+        if !updateSubscribers.isEmpty {
+            updateSubscribers.yield(ControllerUpdate(changes: ChangeSet(), snapshot: snapshot, error: error))
+        }
+        delegate?.controller(self, didFailWith: error)
+    }
+
+    func resumeWaiters() {
+        guard !waiters.isEmpty else { return }
+        if let live, appliedSerial < live.serial { return }
+        let ready = waiters
+        waiters = []
+        for waiter in ready { waiter.resume() }
+    }
+
+    /// Applies a change set. `changed` are the rows touched since the previous delivery:
+    /// records loaded before and not among them are handed to the new results; `nil`
+    /// (unknown, a reload, a request change) hands none over.
+    func deliver(_ change: ChangeSet, newState: ResultsState, changed: Set<Int64>? = nil) {
+        let oldSections = delegate == nil ? [] : sections
+        let held = changed.flatMap { changed in results?.loader.heldRecords(excluding: changed) } ?? [:]
+        setPresented(newState)
+        inheritedRecords = held
+        changeSubscribers.yield(change)
+        if !updateSubscribers.isEmpty { updateSubscribers.yield(ControllerUpdate(changes: change, snapshot: snapshot)) }
+        guard let delegate else { return }
+        delegate.controllerWillChangeContent(self)
+        if !change.isReload {
+            let newSections = sections
+            for index in change.deletedSections {
+                delegate.controller(self, didChange: oldSections[index], atSectionIndex: index, for: .delete)
+            }
+            for index in change.insertedSections {
+                delegate.controller(self, didChange: newSections[index], atSectionIndex: index, for: .insert)
+            }
+            for (path, id) in zip(change.deletedItems, change.deletedIdentifiers) {
+                delegate.controller(self, didChangeObject: id, at: path, for: .delete, newIndexPath: nil)
+            }
+            for (path, id) in zip(change.insertedItems, change.insertedIdentifiers) {
+                delegate.controller(self, didChangeObject: id, at: nil, for: .insert, newIndexPath: path)
+            }
+            for (move, id) in zip(change.movedItems, change.movedIdentifiers) {
+                delegate.controller(self, didChangeObject: id, at: move.from, for: .move, newIndexPath: move.to)
+            }
+            for (path, id) in zip(change.updatedItems, change.updatedIdentifiers) {
+                delegate.controller(self, didChangeObject: id, at: path, for: .update, newIndexPath: nil)
+            }
+        }
+        delegate.controllerDidChangeContent(self)
+        delegate.controller(self, didChangeContentWith: change)
+        delegate.controller(self, didChangeContentWith: snapshot)
+    }
+
+    /// Every change set from now on, one per commit that changed the results, in commit
+    /// order. Each access returns a new sequence; iterating it starts tracking.
+    ///
+    /// The controller does not wait for consumers: when reading its state while handling a
+    /// change set, use ``updates``, which delivers the matching snapshot with it. Errors
+    /// are not in this sequence: see ``lastError`` and ``updates``.
+    ///
+    /// Subscribing to a controller fetched without tracking starts tracking without fetching
+    /// again on the caller (only the table's change token is read); if the table changed
+    /// since the fetch, the first change set is ``ChangeSet/reload``.
+    /// - Complexity: O(1).
+    public var changes: AsyncStream<ChangeSet> {
+        defer { startTrackingIfNeeded() }
+        return changeSubscribers.subscribe()
+    }
+
+    /// Every change set from now on with the snapshot it leads to, one per commit that
+    /// changed the results, in commit order.
+    ///
+    /// Prefer this to ``changes`` when the consumer may run behind: by the time it reads a
+    /// change set, the controller may have applied later ones, but the snapshot delivered
+    /// with it is the state that change set produced.
+    ///
+    /// When the controller cannot follow a commit, an update with ``ControllerUpdate/error``
+    /// set comes instead (its change set empty, its snapshot unchanged), and the sequence
+    /// goes on: the controller recovers at a later commit (see ``lastError``).
+    /// - Complexity: O(1).
+    public var updates: AsyncStream<ControllerUpdate> {
+        defer { startTrackingIfNeeded() }
+        return updateSubscribers.subscribe()
+    }
+}
+
+/// The consumers of one of a controller's async sequences.
+@MainActor
+final class Subscribers<Element: Sendable> {
+    private var continuations: [UUID: AsyncStream<Element>.Continuation] = [:]
+
+    var isEmpty: Bool { continuations.isEmpty }
+
+    /// A new sequence; it stops receiving when its iteration ends.
+    func subscribe() -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
+        let key = UUID()
+        continuations[key] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { @MainActor in self?.continuations[key] = nil }
+        }
+        return stream
+    }
+
+    func yield(_ element: Element) {
+        for continuation in continuations.values { continuation.yield(element) }
+    }
+
+    func finish() {
+        for continuation in continuations.values { continuation.finish() }
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+
+extension FetchedResultsController {
+    // MARK: Reading the results
+
+    /// The results, lazily loaded in batches of the request's batch size; `nil` before
+    /// ``performFetch()-68xbj``. Never a copied array.
+    /// - Complexity: O(1); loads nothing (subscripting it loads batches).
+    public var fetchedObjects: FetchedRecords<R>? {
+        if let results { return results }
+        guard let presented else { return nil }
+        let batchSize = fetchRequest.batchSize > 0 ? fetchRequest.batchSize : Swift.max(1, presented.ids.count)
+        let made = FetchedRecords(
+            loader: BatchLoader<R>(
+                store: store, identifiers: presented.ids, batchSize: batchSize,
+                maxBatches: fetchRequest.batchSize > 0 ? fetchRequest.maxBatchesInMemory : 1,
+                inherited: inheritedRecords))
+        inheritedRecords = [:]
+        results = made
+        return made
+    }
+
+    /// The sections. Computed from counts held in memory; loads no record.
+    /// - Complexity: O(sections) the first time after a change, O(1) after that.
+    public var sections: [SectionInfo] {
+        if let sectionInfos { return sectionInfos }
+        guard let presented else { return [] }
+        var infos: [SectionInfo] = []
+        infos.reserveCapacity(presented.runs.count)
+        var offset = 0
+        if sectionNames.count > 4 * presented.runs.count + 64 { sectionNames = [:] }
+        for run in presented.runs {
+            let label: (name: String, indexTitle: String?)
+            if let known = sectionNames[run.value] {
+                label = known
+            } else {
+                let name = presented.sectioned ? (sectionKey?.name(of: run.value) ?? "") : ""
+                label = (name, sectionIndexTitle.map { $0(name) } ?? defaultIndexTitle(name))
+                sectionNames[run.value] = label
+            }
+            infos.append(
+                SectionInfo(
+                    name: label.name, indexTitle: label.indexTitle, numberOfObjects: run.count,
+                    offset: offset, isNil: presented.sectioned && run.value.isNull))
+            offset += run.count
+        }
+        sectionInfos = infos
+        return infos
+    }
+
+    private func defaultIndexTitle(_ name: String) -> String? {
+        if case .day = sectionKey?.kind { return String(name.prefix(7)) }
+        return name.first.map { String($0).uppercased() }
+    }
+
+    /// The index titles of the sections, in order, without repeats.
+    /// - Complexity: O(sections).
+    public var sectionIndexTitles: [String] {
+        var seen = Set<String>()
+        return sections.compactMap(\.indexTitle).filter { seen.insert($0).inserted }
+    }
+
+    /// The section a section-index title jumps to: the first section with that title;
+    /// for a title with no section, the first section whose title sorts after it (or the
+    /// last section). `index` is the title's position in ``sectionIndexTitles``.
+    /// - Complexity: O(sections).
+    public func section(forSectionIndexTitle title: String, at index: Int) -> Int {
+        let all = sections
+        if let exact = all.firstIndex(where: { $0.indexTitle == title }) { return exact }
+        if let after = all.firstIndex(where: { ($0.indexTitle ?? "") > title }) { return after }
+        return Swift.max(0, all.count - 1)
+    }
+
+    /// The record at an index path (loading its batch if needed); `nil` if it was deleted
+    /// since the last change set was delivered.
+    ///
+    /// The record is the stored one: a record loaded before a commit that changed it is
+    /// read again once that commit's change set is delivered.
+    ///
+    /// It works inside one of the store's own `read` or `write` closures too (never a `nil`
+    /// that would read as "deleted"): a batch that is not loaded is then read through that
+    /// closure's connection — in a `write`, it sees the transaction's own uncommitted
+    /// changes — and is not kept.
+    /// - Complexity: O(1) when the item's batch is loaded; otherwise one query that loads
+    ///   the batch (`batchSize` records).
+    public func object(at indexPath: IndexPath) -> R? {
+        guard let objects = fetchedObjects else { return nil }
+        return objects[flatIndex(indexPath)]
+    }
+
+    /// The identifier at an index path. Loads nothing.
+    /// - Complexity: O(1).
+    public func identifier(at indexPath: IndexPath) -> RecordID {
+        guard let presented else { preconditionFailure("identifier(at:) before performFetch(): there are no results yet") }
+        return RecordID(presented.ids[flatIndex(indexPath)])
+    }
+
+    /// The index path of a record, or `nil` if it is not in the results.
+    /// - Complexity: O(n): one pass over the identifiers in memory; loads nothing.
+    public func indexPath(for id: RecordID) -> IndexPath? {
+        guard let presented, let index = presented.ids.positions(of: [id.rawValue])[id.rawValue] else { return nil }
+        return ResultsState.path(of: index, offsets: presented.offsets)
+    }
+
+    /// The sections and identifiers now, loading no record.
+    /// - Complexity: O(sections); the identifiers are shared, not copied.
+    public var snapshot: Snapshot {
+        Snapshot(state: presented ?? .empty(sectioned: sectionKey != nil), sections: sections)
+    }
+
+    private func flatIndex(_ indexPath: IndexPath) -> Int {
+        let info = sections[indexPath.section]
+        precondition(indexPath.item >= 0 && indexPath.item < info.numberOfObjects, "Index path out of range")
+        return info.offset + indexPath.item
+    }
+}

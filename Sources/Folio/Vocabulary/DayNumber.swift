@@ -1,0 +1,46 @@
+import Foundation
+
+/// Days since 1970-01-01 of a stored date, and their `YYYY-MM-DD` names.
+enum DayNumber {
+    /// Day numbers are clamped to ±10⁹ (±2.7 million years), so infinities and absurd
+    /// dates still get a finite, ordered section.
+    static let limit: Int64 = 1_000_000_000
+
+    @inline(__always)
+    static func of(seconds: Double, offsetSeconds: Int) -> Int64 {
+        let days = ((seconds + Double(offsetSeconds)) / 86_400).rounded(.down)
+        if days.isNaN { return 0 }
+        if days >= Double(limit) { return limit }
+        if days <= -Double(limit) { return -limit }
+        return Int64(days)
+    }
+
+    /// The day of a stored date; a value that is not a number (NULL, or text or a blob
+    /// written by raw SQL) is its own section, so sections still follow the sort.
+    static func value(of stored: SQLiteValue, offsetSeconds: Int) -> SQLiteValue {
+        switch stored {
+        case .real(let seconds): .integer(of(seconds: seconds, offsetSeconds: offsetSeconds))
+        case .integer(let seconds): .integer(of(seconds: Double(seconds), offsetSeconds: offsetSeconds))
+        default: stored
+        }
+    }
+
+    /// `YYYY-MM-DD` of a day number (proleptic Gregorian calendar; Howard Hinnant's
+    /// civil-from-days algorithm).
+    static func name(of day: Int64) -> String {
+        let z = day + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+        func pad(_ v: Int64, _ width: Int) -> String {
+            let text = String(abs(v))
+            return (v < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))"
+    }
+}

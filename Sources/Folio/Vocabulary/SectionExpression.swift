@@ -1,0 +1,38 @@
+import Foundation
+import GRDB
+
+/// How a section value is read: an SQL expression, and what turns its value into the
+/// section's identity.
+struct SectionExpression: Sendable {
+    enum Kind: Sendable {
+        /// The expression's value is the section.
+        case value
+        /// The expression is a date: the section is its day number (numbers only; any other
+        /// stored value is its own section).
+        case day(offsetSeconds: Int)
+        /// The expression's value passes through the app's closure (a `.computed` section key).
+        /// User code: never called while a lock is held.
+        case computed(@Sendable (DatabaseValue) -> DatabaseValue)
+    }
+
+    let fragment: SQLFragment
+    let kind: Kind
+    /// The day sections' time-zone offset, `nil` for other kinds.
+    let dayOffset: Int?
+
+    init(fragment: SQLFragment, kind: Kind) {
+        self.fragment = fragment
+        self.kind = kind
+        if case .day(let offset) = kind { dayOffset = offset } else { dayOffset = nil }
+    }
+
+    /// The section of a row whose section expression has the value `raw`.
+    @inline(__always)
+    func value(of raw: SQLiteValue) -> SQLiteValue {
+        switch kind {
+        case .value: return raw
+        case .day(let offset): return DayNumber.value(of: raw, offsetSeconds: offset)
+        case .computed(let transform): return SQLiteValue(transform(raw.databaseValue))
+        }
+    }
+}
