@@ -40,7 +40,7 @@ extension Durability {
             try Shell.sqlite3(path, "SELECT hex(value) FROM folio_metadata WHERE key = 'database_identity';")
         }
 
-        @Test @MainActor func aFileOfF4075a8IsUpgradedInPlaceKeepsEveryRowAndItsCachesAreNotTrusted() async throws {
+        @Test @MainActor func aFileOfAnOlderVersionIsUpgradedInPlaceKeepsEveryRowAndItsCachesAreNotTrusted() async throws {
             let directory = try ScratchDirectory()
             let path = try Self.oldStore(in: directory)
             let before = try Self.dump(path)
