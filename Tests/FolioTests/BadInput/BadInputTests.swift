@@ -531,7 +531,7 @@ struct BadInputTests {
         #expect(results[6] == nil)
         #expect(results.lastError as? FolioError == expected)
         expectError(expected) { try results.record(at: 6) }
-        // The row fails alone: the other rows of its batch are read (issue 12's randomized suite).
+        // The row fails alone: the other rows of its batch are read (found by the randomized suite).
         #expect(try results.record(at: 5)?.score == 5)
         #expect(results[7]?.score == 7)
         #expect(results[10]?.score == 10)

@@ -3,7 +3,7 @@ import GRDB
 import Testing
 @testable import Folio
 
-/// Issue 13's durability suites: several stores and processes on one file, the section
+/// The durability suites: several stores and processes on one file, the section
 /// cache's identity, crafted cache files, files that move, upgrades of Folio's own tables.
 /// (`swift test --filter Durability` runs them; the crash test is in Reliability.)
 @Suite("Durability") enum Durability {}

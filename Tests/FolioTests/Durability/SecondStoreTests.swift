@@ -23,7 +23,7 @@ extension Durability {
         }
         #endif
 
-        /// The case of issue 13: a second Store opens, the `sqlite3` shell reads and closes. If
+        /// A second Store opens, the `sqlite3` shell reads and closes. If
         /// the process had lost its locks, the shell would believe itself the last connection,
         /// checkpoint and delete the WAL under the stores, and later commits would be lost.
         @Test func theShellReadingBesideTwoStoresLosesNoCommit() throws {

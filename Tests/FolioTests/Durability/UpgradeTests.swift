@@ -5,10 +5,10 @@ import Testing
 
 extension Durability {
     /// Folio's own tables carry a version and are upgraded in place (Fixtures/README.md says
-    /// how the f4075a8 file was made).
+    /// how the file of an older Folio version was made).
     @Suite("Internal schema version and upgrades")
     struct UpgradeTests {
-        /// The f4075a8 store file and its section cache "feed", copied into `directory`.
+        /// The older version's store file and its section cache "feed", copied into `directory`.
         static func oldStore(in directory: ScratchDirectory) throws -> String {
             let path = directory.path("store.sqlite")
             try FileManager.default.copyItem(at: fixtureURL("f4075a8-store.sqlite3-fixture"), to: URL(fileURLWithPath: path))
@@ -40,7 +40,7 @@ extension Durability {
             try Shell.sqlite3(path, "SELECT hex(value) FROM folio_metadata WHERE key = 'database_identity';")
         }
 
-        @Test @MainActor func aFileOfF4075a8IsUpgradedInPlaceKeepsEveryRowAndItsCachesAreNotTrusted() async throws {
+        @Test @MainActor func aFileOfAnOlderVersionIsUpgradedInPlaceKeepsEveryRowAndItsCachesAreNotTrusted() async throws {
             let directory = try ScratchDirectory()
             let path = try Self.oldStore(in: directory)
             let before = try Self.dump(path)
@@ -69,7 +69,7 @@ extension Durability {
             #expect(triggers.split(separator: "\n").allSatisfy { $0.contains("change_id = randomblob(16)") })
             #expect(try Shell.sqlite3(path, "PRAGMA integrity_check;") == "ok")
 
-            // The cache f4075a8 wrote for exactly these rows is not trusted, then rebuilt.
+            // The cache the older version wrote for exactly these rows is not trusted, then rebuilt.
             #expect(try await cachedFetch(store) == .rebuilt("written by another version of Folio (cache format 1)"))
             #expect(try await cachedFetch(store) == .reused)
             let controller = FetchedResultsController(newestFirst(), store: store, sectionBy: .day(\.published))

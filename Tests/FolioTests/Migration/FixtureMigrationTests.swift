@@ -37,10 +37,10 @@ struct FixturePost: PersistentRecord, Equatable {
     }
 }
 
-/// A frozen file written by Folio at f4075a8 (Tests/FolioTests/Fixtures/README.md) is opened
+/// A frozen file written by an older Folio version (Tests/FolioTests/Fixtures/README.md) is opened
 /// by a versioned model and migrated: Folio's own tables are upgraded and the model's
 /// changes made in the same transaction, every row kept. Add one such fixture per release.
-@Suite("Migrating a file of f4075a8")
+@Suite("Migrating a store written by an older Folio version")
 struct FixtureMigrationTests {
     /// The fixture and its section cache "feed", copied into `directory`.
     static func copyFixture(to directory: ScratchDirectory) throws -> String {
@@ -123,7 +123,7 @@ struct FixtureMigrationTests {
         #expect(try fileSchema(path) == fileSchema(fresh))
     }
 
-    @Test func aFailedMigrationLeavesTheFixtureAnF4075a8File() throws {
+    @Test func aFailedMigrationLeavesTheOlderFileAsItWas() throws {
         let directory = try ScratchDirectory()
         let path = try Self.copyFixture(to: directory)
         let before = try fileContents(path)
@@ -141,7 +141,7 @@ struct FixtureMigrationTests {
             try Store(path: path, model: StoreModel(version: 1, records: [FixturePost.self, Sample.self]))
         }
         #expect(try fileContents(path) == before)
-        // And f4075a8's model, unversioned, still opens it.
+        // And the older version's model, unversioned, still opens it.
         let store = try Store(path: path, records: [Article.self])
         #expect(try store.count(RecordRequest<Article>()) == 59)
     }

@@ -586,7 +586,7 @@ final class Workload {
         let failures = s.recorder.failures
         s.recorder.failures = []
         if let reason = oracle.notContiguous {
-            // The controller cannot follow: it must say so (item 8), not go quiet.
+            // The controller cannot follow: it must say so, not go quiet.
             if !s.broken && !commits.isEmpty && s.oracle != nil {
                 try ensure(
                     s.controller.lastError != nil && !failures.isEmpty, "silent failure",

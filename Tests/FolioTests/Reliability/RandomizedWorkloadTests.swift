@@ -87,7 +87,7 @@ struct RandomizedWorkloadTests {
 
     /// `object(at:)` inside a closure of its own store, on a batch not loaded yet, returns
     /// the stored record — or stops with a message naming the misuse — never a silent `nil`
-    /// (issue 12, item 9). Run in a child process, in case it traps.
+    /// Run in a child process, in case it traps.
     @Test(.enabled(if: WorkloadChild.executable != nil && WorkloadChild.requestPath == nil))
     func objectInsideWriteIsTheRecordOrStops() async throws {
         let request = WorkloadRequest(seed: 0, steps: 0, fileStore: true, misuse: true)

@@ -65,7 +65,7 @@ struct WorkloadGenerator {
         return picked.sorted()
     }
 
-    /// The last predicate drawn: the one with a unary minus (issue 12, item 10) only in
+    /// The last predicate drawn: the one with a unary minus only in
     /// seeds ≡ 6 (mod 32), so that a predicate Folio cannot translate fails those seeds alone.
     let lastPredicate: Int
 

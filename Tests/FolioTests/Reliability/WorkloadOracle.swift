@@ -409,7 +409,7 @@ enum Oracle {
     }
 }
 
-/// Rule 7 of issue 12: which rows a change set may and must report as moves.
+/// The move rule: which rows a change set may and must report as moves.
 enum MoveRules {
     struct Verdict {
         var problems: [String] = []

@@ -203,7 +203,7 @@ enum WorkloadChild {
     static func serve(_ path: String) async throws {
         let request = try JSONDecoder().decode(WorkloadRequest.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
         if request.misuse == true {
-            // Expected to stop with a message naming the misuse (issue 12, item 9).
+            // Expected to stop with a message naming the misuse.
             let store = try Store.temporary(records: [Item.self])
             try writeSync(store) { tx in
                 for i in 0..<3 {

@@ -7,7 +7,7 @@ import Testing
 @Suite("FetchedResultsModel")
 @MainActor
 struct ResultsModelTests {
-    // MARK: Identifiers load nothing (seeds/000)
+    // MARK: Identifiers load nothing
 
     /// SwiftUI's `List` reads the identifier of every row, visible or not. Over 100,000 rows
     /// in ~4,200 day sections, reading every section's identity and every row's identifier —

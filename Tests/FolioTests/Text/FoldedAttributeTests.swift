@@ -264,3 +264,20 @@ struct FoldedAttributeTests {
         }
     }
 }
+
+extension FoldedAttributeTests {
+    /// README, Limitations: folded `starts(with:)` and `contains` compare the folded text's
+    /// bytes, not Swift's characters — a family emoji (man, ZWJ, woman, ZWJ, girl) starts
+    /// with the man emoji there, though Swift's `hasPrefix` says otherwise (its `contains`
+    /// finds the girl emoji too, as SQLite does).
+    @Test func foldedPrefixAndContainsCompareBytesNotCharacters() throws {
+        let family = "👨‍👩‍👧", man = "👨", girl = "👧"
+        #expect(!family.hasPrefix(man) && family.contains(girl))
+        let store = try Store.inMemory(records: [Person.self])
+        _ = try insertPeople(store, [Person(family, note: "a"), Person("other", note: "b")])
+        let startsWith = #Predicate<Person> { $0.name.folded.starts(with: man) }
+        let contains = #Predicate<Person> { $0.name.folded.contains(girl) }
+        #expect(try fetchedNames(store, RecordRequest(predicate: startsWith)) == [family])
+        #expect(try fetchedNames(store, RecordRequest(predicate: contains)) == [family])
+    }
+}

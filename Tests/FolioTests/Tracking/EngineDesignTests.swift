@@ -3,7 +3,7 @@ import GRDB
 import Testing
 @testable import Folio
 
-/// The live engine's design rules (issue 12, "Design step"): no SQL and no user code while
+/// The live engine's design rules: no SQL and no user code while
 /// a lock is held; subscribing fetches nothing on the caller; invariants checked in the
 /// tests; moves decided in one place, whatever the path.
 @Suite("Live engine design")
@@ -232,8 +232,7 @@ extension EngineDesignTests {
         var commits: [Set<Int64>] { committed.current }
     }
 
-    /// Found by the adversarial randomized suite (seed 25, "stale record"; seeds 12 and 23,
-    /// "unreported change"): a tracker reads in a transaction of its own inside GRDB's commit
+    /// Found by the randomized suite (a stale record and an unreported change): a tracker reads in a transaction of its own inside GRDB's commit
     /// notification, and rolled it back when its work failed — which GRDB reported to every
     /// observer of the writer as a rollback, so an observer not yet told of the commit
     /// dropped the committed rows. The read transaction now always ends with a commit.

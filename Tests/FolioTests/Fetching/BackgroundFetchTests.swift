@@ -173,7 +173,7 @@ struct BackgroundFetchTests {
         let totals = steps.dropLast().map(\.total)
         #expect(Array(Set(totals)).sorted() == [100_000, 200_000, 400_000, 800_000, 1_600_000].suffix(Set(totals).count))
         #expect(totals.contains(1_600_000))
-        // The fraction falls back each time the total doubles, as documented (and as seeds/004 warns).
+        // The fraction falls back each time the total doubles, as documented.
         #expect(zip(steps, steps.dropFirst()).contains { $1.fractionCompleted < $0.fractionCompleted })
         #expect(steps.last == FetchProgress(completed: MillionRows.count, total: MillionRows.count, isFinished: true))
         #expect(fetch.progress.totalUnitCount == Int64(MillionRows.count))
@@ -507,7 +507,7 @@ private enum MillionRows {
 }
 
 /// Runs `body` with `parent` as the thread's current progress, one pending unit
-/// (the `becomeCurrent(withPendingUnitCount:)` pattern of seeds/004).
+/// (the `becomeCurrent(withPendingUnitCount:)` pattern).
 private func asChild<T>(of parent: Progress, _ body: () -> T) -> T {
     parent.becomeCurrent(withPendingUnitCount: 1)
     defer { parent.resignCurrent() }

@@ -102,3 +102,19 @@ struct FetchedResultsTests {
         #expect(results[4] == nil, "a stale identifier reads as nil, never as another record")
     }
 }
+
+extension FetchedResultsTests {
+    /// Inside the store's own `write` closure, the results collection reads a batch through the
+    /// closure's connection and does not keep it (as `object(at:)` does: `ReadsInsideStoreClosuresTests`).
+    @Test func subscriptInsideWriteReturnsTheRecord() throws {
+        let store = try Store.inMemory(records: [Article.self])
+        try seed(store, count: 30)
+        var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
+        request.batchSize = 10
+        let results = try store.fetch(request)
+        let inside = try store.write { _ in (results[15], results[29]) }
+        #expect(inside.0?.score == 15 && inside.1?.score == 29)
+        #expect(results.lastError == nil)
+        #expect(results.loadedBatchCount == 0, "batches read inside the write are not kept")
+    }
+}

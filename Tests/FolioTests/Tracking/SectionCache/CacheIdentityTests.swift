@@ -5,7 +5,7 @@ import Testing
 
 extension Durability {
     /// A section cache belongs to one database and one state of it. Each case below gave a
-    /// wrong answer on f4075a8 (a change counter, no database identity).
+    /// wrong answer when a cache had only a change counter and no database identity.
     @Suite("Section cache identity")
     @MainActor
     struct CacheIdentityTests {

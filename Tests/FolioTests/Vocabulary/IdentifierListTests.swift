@@ -73,3 +73,55 @@ struct IdentifierListTests {
         #expect(list.chunks.count > 2, "the list spans several chunks")
     }
 }
+
+extension IdentifierListTests {
+    /// The list itself at every chunk boundary, growing and shrinking: appends, inserts at the
+    /// front and in the middle, and removals, checked element by element around the boundaries.
+    @Test(arguments: [0, 1, 2, 3])
+    func theListIsExactAtEveryChunkBoundary(startChunks: Int) {
+        let capacity = IdentifierList.chunkCapacity
+        for start in [startChunks * capacity - 1, startChunks * capacity, startChunks * capacity + 1] where start >= 0 {
+            var list = IdentifierList(0..<Int64(start))
+            var array = Array(0..<Int64(start))
+            var next = Int64(start)
+            func check(_ what: String) {
+                #expect(list.count == array.count, "\(what)")
+                var probes = [0, list.count - 1]
+                for k in 1...4 { probes += [k * capacity - 1, k * capacity, k * capacity + 1, 2 * k * capacity] }
+                for i in probes where i >= 0 && i < array.count {
+                    #expect(list[i] == array[i], "\(what): element \(i)")
+                }
+                if array.count >= 2 {
+                    let a = array.count / 3, b = Swift.min(array.count, a + capacity + 3)
+                    #expect(list.slice(a..<b) == Array(array[a..<b]), "\(what): slice")
+                }
+            }
+            // Grow past two boundaries at the end (a chunk fills, overflows, splits).
+            for step in 0..<(2 * capacity + 3) {
+                list.insert(next, at: list.count)
+                array.append(next)
+                next += 1
+                if step % 97 == 0 || (step + 1) % capacity <= 2 { check("start \(start), append \(step)") }
+            }
+            #expect(list.elementsEqual(array))
+            // Grow at the front and in the middle.
+            for step in 0..<(capacity + 2) {
+                let index = step % 2 == 0 ? 0 : array.count / 2
+                list.insert(next, at: index)
+                array.insert(next, at: index)
+                next += 1
+                if step % 101 == 0 || step >= capacity { check("start \(start), insert \(step)") }
+            }
+            #expect(list.elementsEqual(array))
+            // Shrink from the end, the front and the middle, back through every boundary.
+            var step = 0
+            while !array.isEmpty {
+                let index = step % 3 == 0 ? array.count - 1 : (step % 3 == 1 ? 0 : array.count / 2)
+                #expect(list.remove(at: index) == array.remove(at: index))
+                if step % 211 == 0 || array.count % capacity <= 1 { check("start \(start), remove \(step)") }
+                step += 1
+            }
+            #expect(list.isEmpty)
+        }
+    }
+}

@@ -138,7 +138,7 @@ struct PredicateTranslationTests {
             PredicateCase(
                 name: "-", predicate: #Predicate { $0.score - 3 < 0 },
                 whereSQL: #"(("score" - ?) < ?)"#, arguments: [3, 0].map { $0.databaseValue }),
-            // Issue 12, item 10: unary minus and negative literals used to throw unsupportedPredicate.
+            // Unary minus and negative literals translate (they once threw unsupportedPredicate).
             PredicateCase(
                 name: "negative literal", predicate: #Predicate { $0.score < -1 },
                 whereSQL: #"("score" < ?)"#, arguments: [(-1).databaseValue]),

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Folio
 
-/// The change-set builder against the rules of issue 12, item 7, on random small states,
+/// The change-set builder against the move rules, on random small states,
 /// with minimality checked by brute force over every subset of the touched rows:
 /// - a row the change did not touch is never a move (nor an update);
 /// - a touched row whose section changed is a move, or a delete and an insert when its old

@@ -1,0 +1,66 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Folio
+
+/// A reload that fails is reported on every channel, and the controller recovers.
+@Suite("A failed reload is reported and the controller recovers")
+@MainActor
+struct ControllerRecoveryTests {
+    /// The rows another connection wrote make the sections non-contiguous (a `.computed` key
+    /// that puts 55 in section "0"): the reload threw, and the controller kept its old rows
+    /// and never followed the store again, with no error anywhere. Now the error reaches
+    /// `lastError`, the delegate and the `updates` stream (which goes on), and the controller
+    /// recovers at a later commit.
+    @Test func aFailedReloadIsReportedAndTheControllerRecovers() async throws {
+        let (store, key) = try tensWithABreakingSectionKey()
+        let live = try await LiveHarness(store, sorted([SortDescriptor(\.score)]), sectionBy: key)
+        let updates = live.controller.updates
+        let collector = Task { @MainActor in
+            var received: [ControllerUpdate] = []
+            for await update in updates {
+                received.append(update)
+                if received.count == 4 { break }
+            }
+            return received
+        }
+        // Another process writes the row that breaks the sections.
+        let other = try DatabaseQueueFactory.open(store.path!)
+        try await other.write { db in
+            try db.execute(sql: "INSERT INTO article (title, url, published, score, isRead) VALUES ('bad', 'bad', 0, 55, 0)")
+        }
+        try store.synchronize()
+        await live.controller.waitForChanges()
+        guard case .sectionsNotContiguous? = live.controller.lastError else {
+            Issue.record("expected sectionsNotContiguous, got \(String(describing: live.controller.lastError))")
+            return
+        }
+        #expect(live.recorder.errors.count == 1)
+        #expect(live.controller.snapshot.numberOfItems == 10, "the results stay as they were")
+        // Its own commits fail too while the bad row is there — reported each time.
+        try writeSync(store) { tx in
+            var a = Article(title: "own", score: 35)
+            try tx.insert(&a)
+        }
+        await live.controller.waitForChanges()
+        #expect(live.recorder.errors.count == 2)
+        // The bad row goes; the next commit recovers with a reload.
+        try await other.write { db in try db.execute(sql: "DELETE FROM article WHERE url = 'bad'") }
+        let reload = try await live.step { tx in
+            var a = Article(title: "recovery", score: 36)
+            try tx.insert(&a)
+        }
+        #expect(reload == [.reload])
+        #expect(live.controller.lastError == nil)
+        // And it follows commits one by one again.
+        let insert = try await live.step { tx in
+            var a = Article(title: "after", score: 77)
+            try tx.insert(&a)
+        }
+        #expect(insert.first?.insertedItems.count == 1)
+        let events = await collector.value
+        #expect(events.map { $0.error != nil } == [true, true, false, false])
+        #expect(events[0].changes.isEmpty && events[0].snapshot.numberOfItems == 10)
+        #expect(events[2].changes.isReload && events[3].snapshot == live.controller.snapshot)
+    }
+}
