@@ -38,7 +38,7 @@ struct FeedMigrationTests {
         #expect(before.count == 119)
 
         let store = try Feed.openStore(at: path)
-        #expect(store.modelVersion == 2)
+        #expect(store.modelVersion == 3)
         let items = try store.fetch(RecordRequest<Feed>(sortBy: [SortDescriptor(\.id)])).map { $0! }
         let ids: [Int64] = items.map { $0.id!.rawValue }
         let expected: [Int64] = (1...121).filter { $0 != 5 && $0 != 120 }
@@ -105,11 +105,11 @@ struct FeedMigrationTests {
         // FeedLoader before version 1 declared no model (version 0): it would not know
         // `starred`, so it is refused, and the file stays as it is.
         let error = #expect(throws: FolioError.self) { try Store(path: path, records: Feed.recordTypes) }
-        #expect(error == .newerModelVersion(path: path, version: 2, declared: 0))
+        #expect(error == .newerModelVersion(path: path, version: 3, declared: 0))
         // Nor is FeedLoader's version 1, which has no search.
         let older = #expect(throws: FolioError.self) {
             try Store(path: path, model: StoreModel(version: 1, records: Feed.recordTypes))
         }
-        #expect(older == .newerModelVersion(path: path, version: 2, declared: 1))
+        #expect(older == .newerModelVersion(path: path, version: 3, declared: 1))
     }
 }

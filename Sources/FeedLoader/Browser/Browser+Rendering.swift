@@ -145,12 +145,23 @@ extension Browser {
             for line in TextLayout.wrap(feed.title, inner) { lines.append(ANSI.bold + "  " + line) }
             lines.append("")
             lines.append("  " + ANSI.dim + "Source     " + ANSI.reset + feed.source)
+            let when =
+                DayFormat.longDay(DayFormat.dayName(feed.published)) + " at " + DayFormat.time(feed.published)
             lines.append(
-                "  " + ANSI.dim + "Published  " + ANSI.reset + DayFormat.longDay(DayFormat.dayName(feed.published)) + " at "
-                    + DayFormat.time(feed.published) + ANSI.dim + "  (" + feed.published.formatted(.iso8601) + ")")
-            lines.append(
-                "  " + ANSI.dim + "URL        " + ANSI.reset + ANSI.underline
-                    + TextLayout.fit(feed.url, inner - 11).trimmingCharacters(in: .whitespaces))
+                "  " + ANSI.dim + "Published  " + ANSI.reset
+                    + (feed.undated
+                        ? "not given (imported " + when + ")"
+                        : when + ANSI.dim + "  (" + feed.published.formatted(.iso8601) + ")"))
+            if let link = feed.link {
+                lines.append(
+                    "  " + ANSI.dim + "URL        " + ANSI.reset + ANSI.underline
+                        + TextLayout.fit(link, inner - 11).trimmingCharacters(in: .whitespaces))
+            } else {
+                lines.append(
+                    "  " + ANSI.dim + "URL        " + ANSI.reset
+                        + TextLayout.fit("none (identified by its guid " + (feed.guid ?? "") + ")", inner - 11)
+                        .trimmingCharacters(in: .whitespaces))
+            }
             lines.append(
                 "  " + ANSI.dim + "Image      " + ANSI.reset
                     + TextLayout.fit(feed.imageURL ?? "none", inner - 11).trimmingCharacters(in: .whitespaces))

@@ -23,7 +23,9 @@ extension FeedParser {
     ///   feed, malformed, or not a feed. Items that are malformed are not errors: they
     ///   are skipped and listed in ``ParsedFeed/problems``.
     static func parse(_ document: FeedDocument, source: String) throws -> ParsedFeed {
-        let data = document.data
+        // UTF-16 and UTF-32 (told by a byte order mark or the first bytes) become UTF-8
+        // before anything looks at a byte, for JSON and XML alike.
+        let data = try XMLEncoding.unicodeAsUTF8(document.data, source: source)
         guard let first = firstSignificantByte(data) else { throw FeedLoaderError.emptyFeed(source: source) }
         let syntax: Syntax
         if let type = document.contentType, let declared = try Self.syntax(ofContentType: type, source: source) {

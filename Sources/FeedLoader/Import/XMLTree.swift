@@ -8,19 +8,23 @@ import FoundationXML
 enum XMLTree {
     /// The root element.
     ///
+    /// The document is read in its own encoding and handed to the parser as UTF-8 (see
+    /// ``XMLEncoding``): the parser never detects an encoding itself.
+    ///
     /// - Throws: ``FeedLoaderError/malformedXML(source:line:column:detail:)`` with where
-    ///   and why the document breaks.
+    ///   and why the document breaks; ``FeedLoaderError/unsupportedEncoding(source:encoding:)``
+    ///   or ``FeedLoaderError/undecodable(source:encoding:)`` when it cannot be read as text.
     static func parse(_ data: Data, source: String) throws -> Element {
+        let utf8 = try XMLEncoding.utf8Document(data, source: source).data
         // White space before the XML declaration is an error to XML, and a common slip of
-        // feed generators: skip it (and a byte order mark), counting the lines it had.
-        var start = data.startIndex
-        if data.starts(with: [0xEF, 0xBB, 0xBF]) { start += 3 }
+        // feed generators: skip it, counting the lines it had.
+        var start = utf8.startIndex
         var skippedLines = 0
-        while start < data.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(data[start]) {
-            if data[start] == 0x0A { skippedLines += 1 }
+        while start < utf8.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(utf8[start]) {
+            if utf8[start] == 0x0A { skippedLines += 1 }
             start += 1
         }
-        let data = data[start...]
+        let data = utf8[start...]
         let parser = XMLParser(data: Data(data))
         parser.shouldProcessNamespaces = true
         parser.shouldReportNamespacePrefixes = false

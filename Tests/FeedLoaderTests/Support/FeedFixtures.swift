@@ -85,7 +85,7 @@ enum Fixtures {
 
     static let rssProblems = [
         #"item 5 ("Bad date", https://news.example.com/bad-date): <pubDate> is not an RFC 822 date: "Friday the 13th""#,
-        #"item 6 ("No link"): <link> is missing"#,
+        #"item 6 ("No link"): <link> and <guid> are missing: nothing identifies the item from one import to the next"#,
     ]
 
     // MARK: Atom
