@@ -6,8 +6,9 @@ import Testing
 
 /// FeedLoader's model evolves: a `feeds.sqlite` written by FeedLoader at f4075a8 (frozen
 /// in Fixtures/, with rows the `sqlite3` shell wrote) opens, is migrated to model version
-/// 2 (`starred`, then `title` and `source` searchable), and keeps every item, its identifier
-/// and the AUTOINCREMENT counter; its items are found by the `/` filter's search.
+/// 3 (`starred`, then `title` and `source` searchable, then `guid` and `undated`), and
+/// keeps every item, its identifier and the AUTOINCREMENT counter; its items are found by
+/// the `/` filter's search.
 @Suite("FeedLoader's migration")
 struct FeedMigrationTests {
     static func copyFixture() throws -> (directory: URL, path: String) {
@@ -44,6 +45,8 @@ struct FeedMigrationTests {
         let expected: [Int64] = (1...121).filter { $0 != 5 && $0 != 120 }
         #expect(ids == expected)
         #expect(items.allSatisfy { !$0.starred })
+        // Version 3: every item stored before it has a web address and a date.
+        #expect(items.allSatisfy { $0.guid == nil && !$0.undated && $0.link == $0.url })
         let shell = try #require(items.last)
         #expect(shell.title == "Written by the sqlite3 shell — ß K")
         #expect(shell.summary == "shell\nrow")
@@ -69,7 +72,7 @@ struct FeedMigrationTests {
         let queue = try DatabaseQueue(path: path)
         #expect(
             try queue.read { db in try Int.fetchOne(db, sql: "SELECT value FROM folio_metadata WHERE key = 'model_version'") }
-                == 2)
+                == 3)
         try queue.close()
 
         // Opened again: nothing to migrate.

@@ -98,6 +98,12 @@ enum FeedItemBuilder {
         return resolved
     }
 
+    /// The date of an item whose feed gives none: now, to the second (as `export` writes
+    /// dates, so that an export imports as the same item).
+    static func importTime() -> Date {
+        Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+    }
+
     /// The title to show: `title`, or the start of the summary when there is none.
     static func title(_ title: String?, summary: String) -> String? {
         if let title, !title.isEmpty { return title }

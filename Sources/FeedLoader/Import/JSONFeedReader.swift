@@ -91,7 +91,7 @@ enum JSONFeedReader {
 
             let hasPublished = object["date_published"].map { !($0 is NSNull) } ?? false
             let dateKey = hasPublished ? "date_published" : "date_modified"
-            var published = Date()
+            var published = FeedItemBuilder.importTime()
             let dateText = try text(dateKey).get()
             if let dateText {
                 guard let date = FeedDate.rfc3339(dateText) else {

@@ -30,6 +30,23 @@ enum XMLEncoding {
             }
         }
 
+        /// Bytes a code unit.
+        var width: Int {
+            switch self {
+            case .utf8: 1
+            case .utf16BigEndian, .utf16LittleEndian: 2
+            case .utf32BigEndian, .utf32LittleEndian: 4
+            }
+        }
+
+        /// The text of `bytes` (without a byte order mark); `nil` when they are not
+        /// characters in this form, cut in the middle of a code unit included (Foundation
+        /// drops such a last byte).
+        func decode(_ bytes: some Collection<UInt8>) -> String? {
+            guard bytes.count % width == 0 else { return nil }
+            return String(bytes: bytes, encoding: encoding)
+        }
+
         var encoding: String.Encoding {
             switch self {
             case .utf8: .utf8
@@ -61,7 +78,8 @@ enum XMLEncoding {
     /// alias. Each is decoded by a test (`XMLEncodingTests`). Not here: GBK's own
     /// CoreFoundation encoding (it decodes nothing on Linux: GB18030, a superset, does),
     /// `.macOSRoman` (it misreads on Linux: CoreFoundation's Mac Roman does not), and
-    /// `.japaneseEUC` (it decodes nothing on Linux).
+    /// `.japaneseEUC` (it decodes nothing on Linux), and IBM866 (CoreFoundation misreads it
+    /// on Linux).
     static let decoders: [String: Decoder] = {
         var table: [String: Decoder] = [:]
         func add(_ decoder: Decoder, _ names: String...) {
@@ -98,7 +116,6 @@ enum XMLEncoding {
         add(.foundation(0x8000_0210), "iso-8859-16", "iso8859-16", "latin10")
         add(.foundation(0x8000_0A02), "koi8-r", "koi8r", "cskoi8r")
         add(.foundation(0x8000_0A08), "koi8-u", "koi8u")
-        add(.foundation(0x8000_0413), "ibm866", "cp866", "866")
         add(.foundation(0x8000_0400), "ibm437", "cp437", "437")
         add(.foundation(0x8000_0000), "macintosh", "x-mac-roman", "macroman", "mac", "csmacintosh")
         add(.foundation(String.Encoding.shiftJIS.rawValue), "shift_jis", "shift-jis", "sjis", "x-sjis", "ms_kanji")
@@ -132,7 +149,7 @@ enum XMLEncoding {
         let (family, bomLength) = detect(bytes)
         let body = bytes[bomLength...]
         if family != .utf8 {
-            guard let text = String(bytes: body, encoding: family.encoding) else {
+            guard let text = family.decode(body) else {
                 throw FeedLoaderError.undecodable(source: source, encoding: family.name)
             }
             return Transcoded(data: Data(declaringUTF8(text).utf8), encoding: family.name)
@@ -164,7 +181,7 @@ enum XMLEncoding {
     static func unicodeAsUTF8(_ data: Data, source: String) throws -> Data {
         let (family, bomLength) = detect(Array(data.prefix(4)))
         if family == .utf8 { return bomLength == 0 ? data : Data(data.dropFirst(bomLength)) }
-        guard let text = String(bytes: data.dropFirst(bomLength), encoding: family.encoding) else {
+        guard let text = family.decode(data.dropFirst(bomLength)) else {
             throw FeedLoaderError.undecodable(source: source, encoding: family.name)
         }
         return Data(text.utf8)
@@ -202,28 +219,39 @@ enum XMLEncoding {
         return encodingAttribute(in: String(prolog[declaration]))?.value
     }
 
-    /// Where the XML declaration is: `<?xml` (after white space) up to its `?>`.
+    /// Where the XML declaration is: `<?xml` (after white space) up to its `?>` — or, in a
+    /// declaration that is not closed, up to the first `>` or the end of the prolog, where
+    /// the parser would still read an encoding.
     static func declarationRange(_ text: String) -> Range<String.Index>? {
-        let start = text.firstIndex { !" \t\r\n".contains($0) } ?? text.endIndex
-        let rest = text[start...]
-        guard rest.hasPrefix("<?xml"), let next = rest.dropFirst(5).first, " \t\r\n".contains(next),
-            let end = rest.prefix(prologLimit).range(of: "?>")
-        else { return nil }
-        return start..<end.upperBound
+        let start = text.firstIndex { !isSpace($0) } ?? text.endIndex
+        let rest = text[start...].prefix(prologLimit)
+        guard rest.hasPrefix("<?xml"), let next = rest.dropFirst(5).first, isSpace(next) else { return nil }
+        if let end = rest.range(of: "?>") { return start..<end.upperBound }
+        if let end = rest.firstIndex(of: ">") { return start..<rest.index(after: end) }
+        return start..<rest.endIndex
     }
 
-    /// The `encoding="…"` pseudo-attribute of a declaration: where it is and its value.
+    /// Whether a character is XML's white space (a carriage return and a line feed are one
+    /// `Character`).
+    static func isSpace(_ character: Character) -> Bool {
+        character.unicodeScalars.allSatisfy { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
+    }
+
+    /// The `encoding="…"` pseudo-attribute of a declaration (quoted or not, with or without
+    /// white space before it, as a lenient parser reads it): where it is and its value.
     static func encodingAttribute(in declaration: String) -> (range: Range<String.Index>, value: String)? {
         guard
-            let match = declaration.range(
-                of: #"\sencoding\s*=\s*("[^"]*"|'[^']*')"#, options: .regularExpression)
+            let match = declaration.range(of: encodingPattern, options: .regularExpression)
         else { return nil }
         let attribute = declaration[match]
         guard let equals = attribute.firstIndex(of: "=") else { return nil }
         let quoted = attribute[attribute.index(after: equals)...].trimmingCharacters(in: .whitespacesAndNewlines)
-        let value = String(quoted.dropFirst().dropLast()).trimmingCharacters(in: .whitespaces)
+        let value = quoted.trimmingCharacters(in: CharacterSet(charactersIn: "\"'")).trimmingCharacters(in: .whitespaces)
         return (match, value)
     }
+
+    /// The pattern of an `encoding` pseudo-attribute.
+    static let encodingPattern = #"encoding\s*=\s*("[^"]*"|'[^']*'|[^\s"'?>]*)"#
 
     /// `text` with its declaration's encoding changed to `UTF-8` (a document without a
     /// declaration, or one without an encoding, is UTF-8 already).
@@ -231,12 +259,16 @@ enum XMLEncoding {
         let prolog = String(text.prefix(prologLimit))
         guard let range = declarationRange(prolog) else { return text }
         let declaration = String(prolog[range])
-        guard let attribute = encodingAttribute(in: declaration) else { return text }
-        var rewritten = declaration
-        rewritten.replaceSubrange(attribute.range, with: " encoding=\"UTF-8\"")
-        let end = text.index(text.startIndex, offsetBy: prolog.distance(from: prolog.startIndex, to: range.upperBound))
-        let start = text.index(text.startIndex, offsetBy: prolog.distance(from: prolog.startIndex, to: range.lowerBound))
-        return String(text[..<start]) + rewritten + String(text[end...])
+        guard encodingAttribute(in: declaration) != nil else { return text }
+        // Every one, should there be more: the parser must see UTF-8 only.
+        let rewritten = declaration.replacingOccurrences(
+            of: encodingPattern, with: "encoding=\"UTF-8\"", options: .regularExpression)
+        let scalars = prolog.unicodeScalars
+        let start = text.unicodeScalars.index(
+            text.startIndex, offsetBy: scalars.distance(from: scalars.startIndex, to: range.lowerBound))
+        let end = text.unicodeScalars.index(
+            text.startIndex, offsetBy: scalars.distance(from: scalars.startIndex, to: range.upperBound))
+        return String(text.unicodeScalars[..<start]) + rewritten + String(text.unicodeScalars[end...])
     }
 
     /// Bytes of an ASCII-compatible encoding with their declaration's encoding changed to
@@ -247,8 +279,9 @@ enum XMLEncoding {
             let range = declarationRange(prolog),
             let rewritten = declaringUTF8(String(prolog[range])).data(using: .isoLatin1)
         else { return Data(bytes) }
-        let start = bytes.startIndex + prolog.distance(from: prolog.startIndex, to: range.lowerBound)
-        let end = bytes.startIndex + prolog.distance(from: prolog.startIndex, to: range.upperBound)
+        let scalars = prolog.unicodeScalars
+        let start = bytes.startIndex + scalars.distance(from: scalars.startIndex, to: range.lowerBound)
+        let end = bytes.startIndex + scalars.distance(from: scalars.startIndex, to: range.upperBound)
         return Data(bytes[..<start]) + rewritten + Data(bytes[end...])
     }
 

@@ -98,7 +98,7 @@ enum XMLFeedReader {
             return fail("<title> is missing (and there is no <description> to make one from)")
         }
 
-        var published = Date()
+        var published = FeedItemBuilder.importTime()
         var undated = false
         if let text = item.child("pubDate", in: ns)?.trimmedText {
             // Some feeds write ISO dates in pubDate: read them too.
@@ -196,7 +196,7 @@ enum XMLFeedReader {
         }
 
         let dateElement = entry.child("published", in: ns) ?? entry.child("updated", in: ns) ?? entry.child("issued", in: ns)
-        var published = Date()
+        var published = FeedItemBuilder.importTime()
         let undated = dateElement?.trimmedText == nil
         if let dateElement, let dateText = dateElement.trimmedText {
             guard let date = FeedDate.rfc3339(dateText) else {

@@ -25,6 +25,13 @@ enum XMLTree {
             start += 1
         }
         let data = utf8[start...]
+        // libxml2 guesses an encoding from the first bytes (UCS-4 in unusual orders, EBCDIC):
+        // what does not start with "<" is not handed to it.
+        guard data.first == UInt8(ascii: "<") else {
+            throw FeedLoaderError.malformedXML(
+                source: source, line: skippedLines + 1, column: 1,
+                detail: describe(XMLTreeError.notAnElement, data: Data(data)))
+        }
         let parser = XMLParser(data: Data(data))
         parser.shouldProcessNamespaces = true
         parser.shouldReportNamespacePrefixes = false
@@ -45,6 +52,12 @@ enum XMLTree {
         return root
     }
 
+    /// An error found before the parser runs.
+    enum XMLTreeError: Error {
+        /// The document (after white space) does not start with `<`.
+        case notAnElement
+    }
+
     /// What the parser's error means, in words. The codes are libxml2's (`xmlParserErrors`),
     /// which FoundationXML passes on as they are — they are not `XMLParser.ErrorCode`'s.
     static func describe(_ error: (any Error)?, data: Data?) -> String {
@@ -52,6 +65,7 @@ enum XMLTree {
             return "the document is empty"
         }
         guard let error else { return "the document has no root element" }
+        if error is XMLTreeError { return "the document does not start with an XML element" }
         let code = (error as NSError).code
         switch code {
         case 3, 4: return "the document does not start with an XML element"
