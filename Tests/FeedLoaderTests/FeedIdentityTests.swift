@@ -149,7 +149,10 @@ struct FeedIdentityTests {
             """
         let parsed = try Self.parse(json)
         let items = parsed.items.map(\.item)
-        #expect(items.map(\.url) == ["guid:https://j.example.com/feed.json a1", "guid:https://j.example.com/feed.json 42", "https://j.example.com/x"])
+        #expect(
+            items.map(\.url) == [
+                "guid:https://j.example.com/feed.json a1", "guid:https://j.example.com/feed.json 42", "https://j.example.com/x",
+            ])
         #expect(items.map(\.undated) == [false, true, true])
         #expect(items[1].title == "A number id, no date")
         #expect(

@@ -156,8 +156,9 @@ enum XMLEncoding {
         }
         // Eight bits a character: the declaration says which encoding (UTF-8 when none
         // does, or a byte order mark does).
+        // A byte order mark says UTF-8 whatever the declaration says.
         guard bomLength == 0, let declared = declaredEncoding(body) else {
-            return Transcoded(data: Data(body), encoding: "UTF-8")
+            return Transcoded(data: declaringUTF8(bytes: body), encoding: "UTF-8")
         }
         guard let decoder = decoders[declared.lowercased()] else {
             throw FeedLoaderError.unsupportedEncoding(source: source, encoding: declared)
@@ -297,13 +298,10 @@ enum XMLEncoding {
 
     /// windows-1252 (which decodes every byte).
     static func windows1252(_ bytes: ArraySlice<UInt8>) -> String {
-        var scalars = String.UnicodeScalarView()
-        scalars.reserveCapacity(bytes.count)
-        for byte in bytes {
-            let value = (0x80...0x9F).contains(byte) ? windows1252High[Int(byte) - 0x80] : UInt32(byte)
-            scalars.append(Unicode.Scalar(value)!)
-        }
-        return String(scalars)
+        // Every character is in the Basic Multilingual Plane: one UTF-16 code unit a byte.
+        String(
+            decoding: bytes.map { (0x80...0x9F).contains($0) ? UInt16(windows1252High[Int($0) - 0x80]) : UInt16($0) },
+            as: UTF16.self)
     }
 
     /// EUC-JP: ASCII, JIS X 0208 (two bytes 0xA1…0xFE, decoded as ISO-2022-JP) and half-width

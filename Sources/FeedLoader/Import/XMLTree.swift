@@ -32,7 +32,8 @@ enum XMLTree {
                 source: source, line: skippedLines + 1, column: 1,
                 detail: describe(XMLTreeError.notAnElement, data: Data(data)))
         }
-        let parser = XMLParser(data: Data(data))
+        // Nor what crashes FoundationXML (see ``XMLSafety``).
+        let parser = XMLParser(data: Data(XMLSafety.sanitized(Array(data))))
         parser.shouldProcessNamespaces = true
         parser.shouldReportNamespacePrefixes = false
         parser.shouldResolveExternalEntities = false
@@ -173,11 +174,15 @@ extension XMLTree {
         }
 
         fileprivate func append(text: String) {
-            if case .text(let previous) = content.last {
-                content[content.count - 1] = .text(previous + text)
-            } else {
+            // The parser gives a long text in many pieces: grow the last one in place
+            // (copying it for each piece made a long text take quadratic time).
+            guard case .text(var previous) = content.last else {
                 content.append(.text(text))
+                return
             }
+            content.removeLast()
+            previous += text
+            content.append(.text(previous))
         }
 
         fileprivate func append(_ child: Element) {
