@@ -113,8 +113,10 @@ struct FeedIdentityTests {
     @Test func aFeedWithoutALinkOrTitleIsNamedByItsAddressOrSource() throws {
         let rss = #"<rss version="2.0"><channel><item><title>T</title><guid isPermaLink="false">g</guid></item></channel></rss>"#
         #expect(try Self.parse(rss).items.first?.item.url == "guid:x g")
+        #expect(try Self.parse(rss).items.first?.item.source == "x")
         let fetched = try Self.parse(rss, url: URL(string: "https://feeds.example.com/a%20feed.xml"))
         #expect(fetched.items.first?.item.url == "guid:https://feeds.example.com/a%2520feed.xml g")
+        #expect(fetched.items.first?.item.source == "feeds.example.com", "the feed's host, as for an item with a link")
         #expect(FeedItem.guidKey(feed: "My blog", guid: "1 2") == "guid:My%20blog 1 2")
     }
 

@@ -116,10 +116,18 @@ enum FeedItemBuilder {
         text.truncated(to: summaryLimit)
     }
 
-    /// The source to show: the item's or the feed's name, else the host without `www.`.
+    /// The source to show: the item's or the feed's name, else the host without `www.`
+    /// (for an item identified by its guid, the feed's host, or what names the feed).
     static func source(_ name: String?, url: String) -> String {
         if let name, !name.isEmpty { return name }
-        let host = FeedParser.webHost(url) ?? ""
+        var address = url
+        if FeedItem.isGuidKey(url) {
+            // The feed part of the key: its address, id or title.
+            let feed = String(url.dropFirst(5).prefix { $0 != " " }).removingPercentEncoding ?? ""
+            guard FeedParser.webHost(feed) != nil else { return feed }
+            address = feed
+        }
+        let host = FeedParser.webHost(address) ?? ""
         return host.hasPrefix("www.") ? String(host.dropFirst(4)) : host
     }
 }
