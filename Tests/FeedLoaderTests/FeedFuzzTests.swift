@@ -222,15 +222,18 @@ struct FeedFuzzTests {
     }
 
     static let trace = ProcessInfo.processInfo.environment["FEEDLOADER_FUZZ_TRACE"] != nil
+    /// Added to the fixed seeds (`FEEDLOADER_FUZZ_SEED`), to explore other cases by hand.
+    static let extraSeed = ProcessInfo.processInfo.environment["FEEDLOADER_FUZZ_SEED"].flatMap { UInt64($0) } ?? 0
 
     /// Cases a test runs (`FEEDLOADER_FUZZ_CASES` changes it; `FEEDLOADER_FUZZ_SLOW` prints
-    /// the cases that take longer than 40 ms).
+    /// the cases that take longer than 40 ms; `FEEDLOADER_FUZZ_TRACE` names each case
+    /// before it runs and writes it to /tmp/feedloader-fuzz-case, for a crash).
     static let cases = ProcessInfo.processInfo.environment["FEEDLOADER_FUZZ_CASES"].flatMap(Int.init) ?? 1_500
 
     @Test func mutatedXMLFeedsAreReadOrRefusedNeverACrash() {
         let clock = ContinuousClock()
         let start = clock.now
-        let (slowest, feeds) = Self.fuzz(Self.xmlSeeds, seed: 0x5EED_F00D, count: Self.cases)
+        let (slowest, feeds) = Self.fuzz(Self.xmlSeeds, seed: 0x5EED_F00D &+ Self.extraSeed, count: Self.cases)
         let total = clock.now - start
         #expect(feeds > Self.cases / 20, "the mutations left \(feeds) feeds of \(Self.cases) cases")
         #expect(total < .seconds(30), "\(Self.cases) cases took \(total)")
@@ -240,7 +243,7 @@ struct FeedFuzzTests {
     @Test func mutatedJSONFeedsAreReadOrRefusedNeverACrash() {
         let clock = ContinuousClock()
         let start = clock.now
-        let (slowest, feeds) = Self.fuzz(Self.jsonSeeds, seed: 0xC0FF_EE15, count: Self.cases)
+        let (slowest, feeds) = Self.fuzz(Self.jsonSeeds, seed: 0xC0FF_EE15 &+ Self.extraSeed, count: Self.cases)
         let total = clock.now - start
         #expect(feeds > Self.cases / 10, "the mutations left \(feeds) feeds of \(Self.cases) cases")
         #expect(total < .seconds(30), "\(Self.cases) cases took \(total)")
