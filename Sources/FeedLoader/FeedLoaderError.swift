@@ -11,6 +11,11 @@ enum FeedLoaderError: Error, Equatable, CustomStringConvertible {
     case malformedXML(source: String, line: Int, column: Int, detail: String)
     /// The feed is JSON or XML, but not a feed FeedLoader reads.
     case notAFeed(source: String, found: String)
+    /// The feed declares an encoding FeedLoader cannot decode (named as the feed writes it).
+    case unsupportedEncoding(source: String, encoding: String)
+    /// The feed's bytes are not valid in the encoding it is in (declared, or told by its
+    /// byte order mark or first bytes).
+    case undecodable(source: String, encoding: String)
     /// The feed is empty: no bytes at all.
     case emptyFeed(source: String)
     /// The feed could not be read.
@@ -45,6 +50,13 @@ enum FeedLoaderError: Error, Equatable, CustomStringConvertible {
         case .notAFeed(let source, let found):
             "\(source) is not a feed: expected a list of items (or an object with an \"items\" list), a JSON Feed, "
                 + "an RSS or an Atom feed, found \(found). Nothing was imported."
+        case .unsupportedEncoding(let source, let encoding):
+            "\(source) is in the encoding \"\(encoding)\", which FeedLoader cannot read on this system "
+                + "(it reads UTF-8, UTF-16, UTF-32, the ISO-8859 and windows code pages, KOI8, Mac Roman, "
+                + "Shift_JIS, EUC-JP, ISO-2022-JP, GB18030, Big5 and EUC-KR). Nothing was imported."
+        case .undecodable(let source, let encoding):
+            "\(source) is not valid \(encoding): some of its bytes are not characters of that encoding. "
+                + "Nothing was imported."
         case .emptyFeed(let source):
             "\(source) is empty: there is no feed to import. Nothing was imported."
         case .unreadable(let name, let reason):

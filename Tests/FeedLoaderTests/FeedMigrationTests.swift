@@ -6,8 +6,9 @@ import Testing
 
 /// FeedLoader's model evolves: a `feeds.sqlite` written by FeedLoader at f4075a8 (frozen
 /// in Fixtures/, with rows the `sqlite3` shell wrote) opens, is migrated to model version
-/// 2 (`starred`, then `title` and `source` searchable), and keeps every item, its identifier
-/// and the AUTOINCREMENT counter; its items are found by the `/` filter's search.
+/// 3 (`starred`, then `title` and `source` searchable, then `guid` and `undated`), and
+/// keeps every item, its identifier and the AUTOINCREMENT counter; its items are found by
+/// the `/` filter's search.
 @Suite("FeedLoader's migration")
 struct FeedMigrationTests {
     static func copyFixture() throws -> (directory: URL, path: String) {
@@ -38,12 +39,14 @@ struct FeedMigrationTests {
         #expect(before.count == 119)
 
         let store = try Feed.openStore(at: path)
-        #expect(store.modelVersion == 2)
+        #expect(store.modelVersion == 3)
         let items = try store.fetch(RecordRequest<Feed>(sortBy: [SortDescriptor(\.id)])).map { $0! }
         let ids: [Int64] = items.map { $0.id!.rawValue }
         let expected: [Int64] = (1...121).filter { $0 != 5 && $0 != 120 }
         #expect(ids == expected)
         #expect(items.allSatisfy { !$0.starred })
+        // Version 3: every item stored before it has a web address and a date.
+        #expect(items.allSatisfy { $0.guid == nil && !$0.undated && $0.link == $0.url })
         let shell = try #require(items.last)
         #expect(shell.title == "Written by the sqlite3 shell — ß K")
         #expect(shell.summary == "shell\nrow")
@@ -69,7 +72,7 @@ struct FeedMigrationTests {
         let queue = try DatabaseQueue(path: path)
         #expect(
             try queue.read { db in try Int.fetchOne(db, sql: "SELECT value FROM folio_metadata WHERE key = 'model_version'") }
-                == 2)
+                == 3)
         try queue.close()
 
         // Opened again: nothing to migrate.
@@ -105,11 +108,11 @@ struct FeedMigrationTests {
         // FeedLoader before version 1 declared no model (version 0): it would not know
         // `starred`, so it is refused, and the file stays as it is.
         let error = #expect(throws: FolioError.self) { try Store(path: path, records: Feed.recordTypes) }
-        #expect(error == .newerModelVersion(path: path, version: 2, declared: 0))
+        #expect(error == .newerModelVersion(path: path, version: 3, declared: 0))
         // Nor is FeedLoader's version 1, which has no search.
         let older = #expect(throws: FolioError.self) {
             try Store(path: path, model: StoreModel(version: 1, records: Feed.recordTypes))
         }
-        #expect(older == .newerModelVersion(path: path, version: 2, declared: 1))
+        #expect(older == .newerModelVersion(path: path, version: 3, declared: 1))
     }
 }

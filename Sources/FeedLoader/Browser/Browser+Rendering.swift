@@ -146,11 +146,11 @@ extension Browser {
             lines.append("")
             lines.append("  " + ANSI.dim + "Source     " + ANSI.reset + feed.source)
             lines.append(
-                "  " + ANSI.dim + "Published  " + ANSI.reset + DayFormat.longDay(DayFormat.dayName(feed.published)) + " at "
-                    + DayFormat.time(feed.published) + ANSI.dim + "  (" + feed.published.formatted(.iso8601) + ")")
+                "  " + ANSI.dim + "Published  " + ANSI.reset + feed.shownPublished
+                    + (feed.undated ? "" : ANSI.dim + "  (" + feed.published.formatted(.iso8601) + ")"))
             lines.append(
-                "  " + ANSI.dim + "URL        " + ANSI.reset + ANSI.underline
-                    + TextLayout.fit(feed.url, inner - 11).trimmingCharacters(in: .whitespaces))
+                "  " + ANSI.dim + "URL        " + ANSI.reset + (feed.link == nil ? "" : ANSI.underline)
+                    + TextLayout.fit(feed.shownAddress, inner - 11).trimmingCharacters(in: .whitespaces))
             lines.append(
                 "  " + ANSI.dim + "Image      " + ANSI.reset
                     + TextLayout.fit(feed.imageURL ?? "none", inner - 11).trimmingCharacters(in: .whitespaces))
@@ -164,5 +164,20 @@ extension Browser {
         if lines.count > height { lines = Array(lines.prefix(height)) }
         while lines.count < height { lines.append("") }
         return lines
+    }
+}
+
+extension Feed {
+    /// The detail view's date: the day and time the feed gives, or that it gives none and
+    /// when the item was first imported (`not given (imported Friday 13 June at 10:00)`).
+    var shownPublished: String {
+        let when = DayFormat.longDay(DayFormat.dayName(published)) + " at " + DayFormat.time(published)
+        return undated ? "not given (imported \(when))" : when
+    }
+
+    /// The detail view's address: the web address, or that there is none and which guid
+    /// identifies the item.
+    var shownAddress: String {
+        link ?? "none (identified by its guid \(guid ?? "?"))"
     }
 }

@@ -119,8 +119,14 @@ struct FeedImporter: Sendable {
             let existing = try tx.fetchAll(RecordRequest<Feed>(predicate: #Predicate { urls.contains($0.url) }))
             let stored = Dictionary(existing.map { ($0.url, $0) }, uniquingKeysWith: { first, _ in first })
             for url in urls {
-                guard let item = latest[url] else { continue }
+                guard var item = latest[url] else { continue }
                 if let current = stored[url] {
+                    if item.undated {
+                        // No date again: the time of the first import stays (or the date
+                        // an earlier import was given).
+                        item.published = current.published
+                        item.undated = current.undated
+                    }
                     if current.matches(item) {
                         report.unchanged += 1
                         continue

@@ -23,7 +23,9 @@ extension FeedParser {
     ///   feed, malformed, or not a feed. Items that are malformed are not errors: they
     ///   are skipped and listed in ``ParsedFeed/problems``.
     static func parse(_ document: FeedDocument, source: String) throws -> ParsedFeed {
-        let data = document.data
+        // UTF-16 and UTF-32 (told by a byte order mark or the first bytes) become UTF-8
+        // before anything looks at a byte, for JSON and XML alike.
+        let data = try XMLEncoding.unicodeAsUTF8(document.data, source: source)
         guard let first = firstSignificantByte(data) else { throw FeedLoaderError.emptyFeed(source: source) }
         let syntax: Syntax
         if let type = document.contentType, let declared = try Self.syntax(ofContentType: type, source: source) {
@@ -96,6 +98,12 @@ enum FeedItemBuilder {
         return resolved
     }
 
+    /// The date of an item whose feed gives none: now, to the second (as `export` writes
+    /// dates, so that an export imports as the same item).
+    static func importTime() -> Date {
+        Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+    }
+
     /// The title to show: `title`, or the start of the summary when there is none.
     static func title(_ title: String?, summary: String) -> String? {
         if let title, !title.isEmpty { return title }
@@ -108,10 +116,18 @@ enum FeedItemBuilder {
         text.truncated(to: summaryLimit)
     }
 
-    /// The source to show: the item's or the feed's name, else the host without `www.`.
+    /// The source to show: the item's or the feed's name, else the host without `www.`
+    /// (for an item identified by its guid, the feed's host, or what names the feed).
     static func source(_ name: String?, url: String) -> String {
         if let name, !name.isEmpty { return name }
-        let host = FeedParser.webHost(url) ?? ""
+        var address = url
+        if FeedItem.isGuidKey(url) {
+            // The feed part of the key: its address, id or title.
+            let feed = String(url.dropFirst(5).prefix { $0 != " " }).removingPercentEncoding ?? ""
+            guard FeedParser.webHost(feed) != nil else { return feed }
+            address = feed
+        }
+        let host = FeedParser.webHost(address) ?? ""
         return host.hasPrefix("www.") ? String(host.dropFirst(4)) : host
     }
 }

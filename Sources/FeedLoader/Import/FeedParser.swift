@@ -41,7 +41,9 @@ struct ParsedFeed: Sendable, Equatable {
 /// A feed is a JSON array of items, or an object whose `items` is one. An item is an
 /// object with `title` and `url` (http or https) and `published` (ISO 8601), and
 /// optionally `summary`, `source` (by default the url's host) and `imageURL`
-/// (`image_url` and `imageUrl` are read too). Unknown keys are ignored.
+/// (`image_url` and `imageUrl` are read too). An item `export` wrote for an item
+/// identified by its guid has a `guid:` key as `url` and its `guid`; `undated: true` marks
+/// an item whose feed gave no date. Unknown keys are ignored.
 ///
 /// `parse(_:source:)` given a ``FeedDocument`` reads any feed FeedLoader knows: this
 /// JSON, a JSON Feed 1.1, RSS 2.0 (and 1.0) or Atom, told apart by content type and
@@ -114,7 +116,9 @@ enum FeedParser {
 
         guard let rawURL = object["url"], !(rawURL is NSNull) else { return fail("\"url\" is missing") }
         guard let url else { return fail("\"url\" is not text, found \(describe(rawURL))") }
-        guard let host = webHost(url) else {
+        // An item identified by its guid, as `export` writes it: its key and its guid.
+        let guid = (object["guid"] as? String).flatMap { FeedItem.isGuidKey(url) && !$0.isEmpty ? $0 : nil }
+        guard let host = webHost(url) ?? guid.map({ _ in "" }) else {
             return fail("\"url\" is not an http or https address: \"\(url.truncated(to: 80))\"")
         }
 
@@ -151,7 +155,8 @@ enum FeedParser {
         }
         return .success(
             FeedItem(
-                title: title, url: url, published: published, summary: summary, source: source, imageURL: imageURL))
+                title: title, url: url, published: published, summary: summary, source: source, imageURL: imageURL, guid: guid,
+                undated: object["undated"] as? Bool == true))
     }
 
     /// The host of an http(s) URL, or `nil`.

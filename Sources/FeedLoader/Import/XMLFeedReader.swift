@@ -18,30 +18,45 @@ enum XMLFeedReader {
             guard let channel = root.child("channel", in: root.namespace) else {
                 throw FeedLoaderError.notAFeed(source: source, found: "an RSS document without a <channel>")
             }
-            return rss(channel: channel, items: channel.children("item", in: root.namespace), base: baseURL)
+            return rss(
+                channel: channel, items: channel.children("item", in: root.namespace), base: baseURL,
+                feedKey: fallbackKey(source: source, baseURL: baseURL))
         case ("RDF", Namespace.rdf):
             let channel = root.child("channel", in: Namespace.rss10)
-            return rss(channel: channel, items: root.children("item", in: Namespace.rss10), base: baseURL)
+            return rss(
+                channel: channel, items: root.children("item", in: Namespace.rss10), base: baseURL,
+                feedKey: fallbackKey(source: source, baseURL: baseURL))
         case ("feed", Namespace.atom), ("feed", Namespace.atom03), ("feed", ""):
-            return atom(feed: root, base: baseURL)
+            return atom(feed: root, base: baseURL, feedKey: fallbackKey(source: source, baseURL: baseURL))
         default:
             let prefix = root.namespace.isEmpty ? "" : " (namespace \(root.namespace))"
             throw FeedLoaderError.notAFeed(source: source, found: "an XML document whose root element is <\(root.name)>\(prefix)")
         }
     }
 
+    /// What identifies a feed that names itself neither by address nor by title: the
+    /// address it was fetched from, else its source (a file's path).
+    static func fallbackKey(source: String, baseURL: URL?) -> String {
+        baseURL?.absoluteString ?? source
+    }
+
     // MARK: RSS
 
-    /// RSS: `title`, `link` (else a permalink `guid`), `pubDate` (RFC 822; else `dc:date`,
-    /// RFC 3339), `description` (else `content:encoded`), `source` (else the channel's
-    /// title), and a picture from `enclosure`, `media:content` or `media:thumbnail`.
-    static func rss(channel: Element?, items: [Element], base: URL?) -> ParsedFeed {
+    /// RSS: `title`, `link` (else a permalink `guid`; else the `guid` identifies an item
+    /// without an address, with the channel's `link` or title), `pubDate` (RFC 822; else
+    /// `dc:date`, RFC 3339; else none: the time of import), `description` (else
+    /// `content:encoded`), `source` (else the channel's title), and a picture from
+    /// `enclosure`, `media:content` or `media:thumbnail`.
+    static func rss(channel: Element?, items: [Element], base: URL?, feedKey: String = "") -> ParsedFeed {
         let ns = channel?.namespace ?? ""
         let channelTitle = channel?.child("title", in: ns)?.trimmedText.map { HTMLText.collapse(HTMLText.decode($0)) }
+        let feedKey = channel?.child("link", in: ns)?.trimmedText ?? channelTitle ?? feedKey
         let base = resolveBase(channel, against: base)
         var parsed = ParsedFeed(items: [], problems: [], total: items.count)
         for (index, element) in items.enumerated() {
-            switch rssItem(element, ns: ns, channelTitle: channelTitle, base: resolveBase(element, against: base)) {
+            switch rssItem(
+                element, ns: ns, channelTitle: channelTitle, feedKey: feedKey, base: resolveBase(element, against: base))
+            {
             case .success(let item): parsed.items.append((index, item))
             case .failure(var problem):
                 problem.index = index
@@ -51,7 +66,9 @@ enum XMLFeedReader {
         return parsed
     }
 
-    private static func rssItem(_ item: Element, ns: String, channelTitle: String?, base: URL?) -> Result<FeedItem, ItemProblem> {
+    private static func rssItem(
+        _ item: Element, ns: String, channelTitle: String?, feedKey: String, base: URL?
+    ) -> Result<FeedItem, ItemProblem> {
         // RSS titles are plain text, but feeds escape HTML in them: decode, do not strip.
         let title = item.child("title", in: ns)?.trimmedText.map { HTMLText.collapse(HTMLText.decode($0)) }
         let rawLink = item.child("link", in: ns)?.trimmedText
@@ -66,9 +83,12 @@ enum XMLFeedReader {
         func fail(_ reason: String) -> Result<FeedItem, ItemProblem> {
             .failure(ItemProblem(index: 0, title: title, url: url ?? rawLink, reason: reason))
         }
-        guard let address = url else {
-            if let rawLink { return fail("<link> is not an http or https address: \"\(rawLink.truncated(to: 80))\"") }
-            return fail("<link> is missing")
+        if let rawLink, url == nil {
+            return fail("<link> is not an http or https address: \"\(rawLink.truncated(to: 80))\"")
+        }
+        let guid = url == nil ? item.child("guid", in: ns)?.trimmedText : nil
+        guard let address = url ?? guid.map({ FeedItem.guidKey(feed: feedKey, guid: $0) }) else {
+            return fail("<link> and <guid> are missing: nothing identifies the item from one import to the next")
         }
 
         let description =
@@ -78,7 +98,8 @@ enum XMLFeedReader {
             return fail("<title> is missing (and there is no <description> to make one from)")
         }
 
-        let published: Date
+        var published = FeedItemBuilder.importTime()
+        var undated = false
         if let text = item.child("pubDate", in: ns)?.trimmedText {
             // Some feeds write ISO dates in pubDate: read them too.
             guard let date = FeedDate.rfc822(text) ?? FeedDate.rfc3339(text) else {
@@ -91,14 +112,15 @@ enum XMLFeedReader {
             }
             published = date
         } else {
-            return fail("<pubDate> is missing")
+            undated = true
         }
 
         let itemSource = item.child("source", in: ns)?.trimmedText.map { HTMLText.collapse(HTMLText.decode($0)) }
         return .success(
             FeedItem(
                 title: shownTitle, url: address, published: published, summary: summary,
-                source: FeedItemBuilder.source(itemSource ?? channelTitle, url: address), imageURL: image(in: item, base: base)))
+                source: FeedItemBuilder.source(itemSource ?? channelTitle, url: address), imageURL: image(in: item, base: base),
+                guid: guid, undated: undated))
     }
 
     /// An `<atom:link rel="alternate">` inside an RSS item, which some feeds use.
@@ -112,17 +134,20 @@ enum XMLFeedReader {
     // MARK: Atom
 
     /// Atom: `title` (a text construct), the `alternate` `link` (else an `id` that is a web
-    /// address), `published` (else `updated`, RFC 3339), `summary` (else `content`), the
-    /// entry's `source` title (else the feed's title), and a picture from an `enclosure`
-    /// link or `media:thumbnail`.
-    static func atom(feed: Element, base: URL?) -> ParsedFeed {
+    /// address; else the `id` identifies an entry without an address, with the feed's
+    /// `id` or title), `published` (else `updated`, RFC 3339; else none: the time of
+    /// import), `summary` (else `content`), the entry's `source` title (else the feed's
+    /// title), and a picture from an `enclosure` link or `media:thumbnail`.
+    static func atom(feed: Element, base: URL?, feedKey: String = "") -> ParsedFeed {
         let ns = feed.namespace
         let feedTitle = feed.child("title", in: ns).flatMap(textConstruct)
+        let feedKey = feed.child("id", in: ns)?.trimmedText ?? feedTitle ?? feedKey
         let base = resolveBase(feed, against: base)
         let entries = feed.children("entry", in: ns)
         var parsed = ParsedFeed(items: [], problems: [], total: entries.count)
         for (index, element) in entries.enumerated() {
-            switch atomEntry(element, ns: ns, feedTitle: feedTitle, base: resolveBase(element, against: base)) {
+            switch atomEntry(element, ns: ns, feedTitle: feedTitle, feedKey: feedKey, base: resolveBase(element, against: base))
+            {
             case .success(let item): parsed.items.append((index, item))
             case .failure(var problem):
                 problem.index = index
@@ -132,7 +157,9 @@ enum XMLFeedReader {
         return parsed
     }
 
-    private static func atomEntry(_ entry: Element, ns: String, feedTitle: String?, base: URL?) -> Result<FeedItem, ItemProblem> {
+    private static func atomEntry(
+        _ entry: Element, ns: String, feedTitle: String?, feedKey: String, base: URL?
+    ) -> Result<FeedItem, ItemProblem> {
         let title = entry.child("title", in: ns).flatMap(textConstruct)
         let links = entry.children("link", in: ns)
         let alternates = links.filter { ($0.attributes["rel"] ?? "alternate") == "alternate" }
@@ -149,13 +176,17 @@ enum XMLFeedReader {
                 break
             }
         }
-        if url == nil, rawLink == nil { url = FeedItemBuilder.webAddress(entry.child("id", in: ns)?.trimmedText, base: nil) }
+        let id = entry.child("id", in: ns)?.trimmedText
+        if url == nil, rawLink == nil { url = FeedItemBuilder.webAddress(id, base: nil) }
         func fail(_ reason: String) -> Result<FeedItem, ItemProblem> {
             .failure(ItemProblem(index: 0, title: title, url: url ?? rawLink, reason: reason))
         }
-        guard let address = url else {
-            if let rawLink { return fail("<link href> is not an http or https address: \"\(rawLink.truncated(to: 80))\"") }
-            return fail("<link rel=\"alternate\"> is missing")
+        if let rawLink, url == nil {
+            return fail("<link href> is not an http or https address: \"\(rawLink.truncated(to: 80))\"")
+        }
+        let guid = url == nil ? id : nil
+        guard let address = url ?? guid.map({ FeedItem.guidKey(feed: feedKey, guid: $0) }) else {
+            return fail("<link rel=\"alternate\"> and <id> are missing: nothing identifies the entry from one import to the next")
         }
 
         let summaryText = entry.child("summary", in: ns).flatMap(textConstruct) ?? entry.child("content", in: ns).flatMap(content)
@@ -165,11 +196,13 @@ enum XMLFeedReader {
         }
 
         let dateElement = entry.child("published", in: ns) ?? entry.child("updated", in: ns) ?? entry.child("issued", in: ns)
-        guard let dateElement, let dateText = dateElement.trimmedText else {
-            return fail("<published> and <updated> are missing")
-        }
-        guard let published = FeedDate.rfc3339(dateText) else {
-            return fail("<\(dateElement.name)> is not an RFC 3339 date: \"\(dateText.truncated(to: 40))\"")
+        var published = FeedItemBuilder.importTime()
+        let undated = dateElement?.trimmedText == nil
+        if let dateElement, let dateText = dateElement.trimmedText {
+            guard let date = FeedDate.rfc3339(dateText) else {
+                return fail("<\(dateElement.name)> is not an RFC 3339 date: \"\(dateText.truncated(to: 40))\"")
+            }
+            published = date
         }
 
         let entrySource = entry.child("source", in: ns)?.child("title", in: ns).flatMap(textConstruct)
@@ -183,7 +216,7 @@ enum XMLFeedReader {
             FeedItem(
                 title: shownTitle, url: address, published: published, summary: summary,
                 source: FeedItemBuilder.source(entrySource ?? feedTitle, url: address),
-                imageURL: image ?? self.image(in: entry, base: base)))
+                imageURL: image ?? self.image(in: entry, base: base), guid: guid, undated: undated))
     }
 
     /// An Atom text construct as plain text: `type="html"` loses its markup, `xhtml` keeps

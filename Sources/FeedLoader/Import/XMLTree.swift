@@ -8,20 +8,32 @@ import FoundationXML
 enum XMLTree {
     /// The root element.
     ///
+    /// The document is read in its own encoding and handed to the parser as UTF-8 (see
+    /// ``XMLEncoding``): the parser never detects an encoding itself.
+    ///
     /// - Throws: ``FeedLoaderError/malformedXML(source:line:column:detail:)`` with where
-    ///   and why the document breaks.
+    ///   and why the document breaks; ``FeedLoaderError/unsupportedEncoding(source:encoding:)``
+    ///   or ``FeedLoaderError/undecodable(source:encoding:)`` when it cannot be read as text.
     static func parse(_ data: Data, source: String) throws -> Element {
+        let utf8 = try XMLEncoding.utf8Document(data, source: source).data
         // White space before the XML declaration is an error to XML, and a common slip of
-        // feed generators: skip it (and a byte order mark), counting the lines it had.
-        var start = data.startIndex
-        if data.starts(with: [0xEF, 0xBB, 0xBF]) { start += 3 }
+        // feed generators: skip it, counting the lines it had.
+        var start = utf8.startIndex
         var skippedLines = 0
-        while start < data.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(data[start]) {
-            if data[start] == 0x0A { skippedLines += 1 }
+        while start < utf8.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(utf8[start]) {
+            if utf8[start] == 0x0A { skippedLines += 1 }
             start += 1
         }
-        let data = data[start...]
-        let parser = XMLParser(data: Data(data))
+        let data = utf8[start...]
+        // libxml2 guesses an encoding from the first bytes (UCS-4 in unusual orders, EBCDIC):
+        // what does not start with "<" is not handed to it.
+        guard data.first == UInt8(ascii: "<") else {
+            throw FeedLoaderError.malformedXML(
+                source: source, line: skippedLines + 1, column: 1,
+                detail: describe(XMLTreeError.notAnElement, data: Data(data)))
+        }
+        // Nor what crashes FoundationXML (see ``XMLSafety``).
+        let parser = XMLParser(data: Data(XMLSafety.sanitized(Array(data))))
         parser.shouldProcessNamespaces = true
         parser.shouldReportNamespacePrefixes = false
         parser.shouldResolveExternalEntities = false
@@ -41,6 +53,12 @@ enum XMLTree {
         return root
     }
 
+    /// An error found before the parser runs.
+    enum XMLTreeError: Error {
+        /// The document (after white space) does not start with `<`.
+        case notAnElement
+    }
+
     /// What the parser's error means, in words. The codes are libxml2's (`xmlParserErrors`),
     /// which FoundationXML passes on as they are — they are not `XMLParser.ErrorCode`'s.
     static func describe(_ error: (any Error)?, data: Data?) -> String {
@@ -48,6 +66,7 @@ enum XMLTree {
             return "the document is empty"
         }
         guard let error else { return "the document has no root element" }
+        if error is XMLTreeError { return "the document does not start with an XML element" }
         let code = (error as NSError).code
         switch code {
         case 3, 4: return "the document does not start with an XML element"
@@ -155,11 +174,15 @@ extension XMLTree {
         }
 
         fileprivate func append(text: String) {
-            if case .text(let previous) = content.last {
-                content[content.count - 1] = .text(previous + text)
-            } else {
+            // The parser gives a long text in many pieces: grow the last one in place
+            // (copying it for each piece made a long text take quadratic time).
+            guard case .text(var previous) = content.last else {
                 content.append(.text(text))
+                return
             }
+            content.removeLast()
+            previous += text
+            content.append(.text(previous))
         }
 
         fileprivate func append(_ child: Element) {

@@ -3,7 +3,12 @@ import Folio
 
 /// One news item, as FeedLoader stores it: a row of the `feed` table.
 ///
-/// The `url` is unique: it is how an import recognises an item it already has.
+/// The `url` is unique: it is how an import recognises an item it already has. An item
+/// without a web address is identified by its feed's `guid` (RSS) or `id` (Atom, JSON
+/// Feed) instead: its `url` is then the key `guid:<feed> <guid>` (see
+/// ``FeedItem/guidKey(feed:guid:)``) and `guid` holds the guid as the feed wrote it.
+/// An item without a date has the time of its first import as `published`, and
+/// `undated` says so (a later import keeps that time).
 /// `published` is indexed, because the list sorts and sections by it. `starred` is the
 /// reader's own mark (`*` toggles it): imports never change it. `title` and `source` are
 /// searchable: the list's `/` filter is a full-text search of them ("ipad" finds "iPad",
@@ -17,6 +22,8 @@ struct Feed: PersistentRecord, Equatable {
     var source = ""
     var imageURL: String?
     var starred = false
+    var guid: String?
+    var undated = false
 
     static let entity = EntityDescription<Feed>(
         "feed",
@@ -30,6 +37,9 @@ struct Feed: PersistentRecord, Equatable {
             AttributeDescription(\.imageURL),
             // Model version 1: items stored before it are not starred.
             AttributeDescription(\.starred, defaultValue: false),
+            // Model version 3: items stored before it have a web address and a date.
+            AttributeDescription(\.guid),
+            AttributeDescription(\.undated, defaultValue: false),
         ])
 
     init() {}
@@ -47,31 +57,72 @@ struct Feed: PersistentRecord, Equatable {
         summary = item.summary
         source = item.source
         imageURL = item.imageURL
+        guid = item.guid
+        undated = item.undated
     }
 
     /// Whether the stored record already says what `item` says.
     func matches(_ item: FeedItem) -> Bool {
         title == item.title && url == item.url && published == item.published
-            && summary == item.summary && source == item.source && imageURL == item.imageURL
+            && summary == item.summary && source == item.source && imageURL == item.imageURL && guid == item.guid
+            && undated == item.undated
     }
 
     /// The record as a feed item, for export.
     var item: FeedItem {
-        FeedItem(title: title, url: url, published: published, summary: summary, source: source, imageURL: imageURL)
+        FeedItem(
+            title: title, url: url, published: published, summary: summary, source: source, imageURL: imageURL, guid: guid,
+            undated: undated)
     }
+
+    /// The item's web address; `nil` for an item identified by its guid.
+    var link: String? { FeedItem.isGuidKey(url) ? nil : url }
 }
 
 /// A news item as a feed file carries it.
 ///
 /// In JSON: `title`, `url` (http or https), `published` (ISO 8601), `summary`,
-/// `source`, and `imageURL` (also read as `image_url` or `imageUrl`; optional).
-struct FeedItem: Sendable, Equatable, Codable {
+/// `source`, and `imageURL` (also read as `image_url` or `imageUrl`; optional). An item
+/// identified by its guid has its key as `url` and its `guid`; an item whose feed gave no
+/// date has `"undated": true` (both written only when so).
+struct FeedItem: Sendable, Equatable, Encodable {
     var title: String
+    /// The web address; for an item without one, ``guidKey(feed:guid:)``.
     var url: String
+    /// The date the feed gives; for an ``undated`` item, the time of its first import.
     var published: Date
     var summary: String
     var source: String
     var imageURL: String?
+    /// The guid (RSS) or id (Atom, JSON Feed) that identifies an item without a web address.
+    var guid: String? = nil
+    /// The feed gave no date.
+    var undated = false
+
+    /// The key of an item identified by its guid: `guid:`, the feed (its address, id or
+    /// title; spaces escaped, so that the first space ends it), a space, the guid.
+    static func guidKey(feed: String, guid: String) -> String {
+        "guid:" + feed.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: " ", with: "%20") + " " + guid
+    }
+
+    /// Whether `url` is a guid key rather than an address.
+    static func isGuidKey(_ url: String) -> Bool { url.hasPrefix("guid:") }
+
+    private enum CodingKeys: String, CodingKey {
+        case title, url, published, summary, source, imageURL, guid, undated
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(title, forKey: .title)
+        try container.encode(url, forKey: .url)
+        try container.encode(published, forKey: .published)
+        try container.encode(summary, forKey: .summary)
+        try container.encode(source, forKey: .source)
+        try container.encodeIfPresent(imageURL, forKey: .imageURL)
+        try container.encodeIfPresent(guid, forKey: .guid)
+        if undated { try container.encode(true, forKey: .undated) }
+    }
 }
 
 extension Feed {
@@ -91,10 +142,11 @@ extension Feed {
     /// | 0 | `feed` (FeedLoader up to f4075a8; `feed_endpoint` added without a version) |
     /// | 1 | `feed.starred`, false for the items already stored |
     /// | 2 | `feed.title` and `feed.source` searchable (folded keys and a full-text index) |
+    /// | 3 | `feed.guid` (null) and `feed.undated` (false) for the items already stored |
     ///
     /// Opening a database of an older version migrates it (one transaction, every item
     /// kept); one of a newer version is refused and left as it is.
-    static let model = StoreModel(version: 2, records: recordTypes)
+    static let model = StoreModel(version: 3, records: recordTypes)
 
     /// The store FeedLoader opens.
     static func openStore(at path: String) throws -> Store {

@@ -85,7 +85,7 @@ enum Fixtures {
 
     static let rssProblems = [
         #"item 5 ("Bad date", https://news.example.com/bad-date): <pubDate> is not an RFC 822 date: "Friday the 13th""#,
-        #"item 6 ("No link"): <link> is missing"#,
+        #"item 6 ("No link"): <link> and <guid> are missing: nothing identifies the item from one import to the next"#,
     ]
 
     // MARK: Atom
@@ -152,7 +152,8 @@ enum Fixtures {
     // MARK: JSON Feed 1.1
 
     /// JSON Feed 1.1: every way to give an address, a title, a date, a summary and a
-    /// picture, and three malformed items.
+    /// picture, and three malformed items (an item without a date is not one: see
+    /// `FeedIdentityTests`).
     static let jsonFeed = """
         {
           "version": "https://jsonfeed.org/version/1.1",
@@ -168,7 +169,7 @@ enum Fixtures {
             {"id": "https://df.example.com/three", "external_url": "https://elsewhere.example.org/story",
              "title": "Linked elsewhere", "content_text": "Text\\n\\nwith lines", "banner_image": "https://df.example.com/banner.png",
              "date_modified": "2025-06-12T10:00:00+00:00"},
-            {"id": "4", "url": "https://df.example.com/four", "title": "No date"},
+            {"id": "4", "url": "https://df.example.com/four", "title": "Bad date", "date_published": "soon"},
             {"id": "5", "url": "ftp://df.example.com/five", "title": "Not the web", "date_published": "2025-06-13T10:00:00Z"},
             {"id": "6", "url": "https://df.example.com/six", "title": 6, "date_published": "2025-06-13T10:00:00Z"}
           ]
@@ -189,7 +190,7 @@ enum Fixtures {
     ]
 
     static let jsonFeedProblems = [
-        #"item 4 ("No date", https://df.example.com/four): "date_published" is missing"#,
+        #"item 4 ("Bad date", https://df.example.com/four): "date_published" is not an RFC 3339 date: "soon""#,
         #"item 5 ("Not the web"): "url" is not an http or https address: "ftp://df.example.com/five""#,
         #"item 6: "title" is not text, found the number 6"#,
     ]
