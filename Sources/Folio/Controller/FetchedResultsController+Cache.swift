@@ -4,7 +4,7 @@ extension FetchedResultsController {
     // MARK: Persistent cache
 
     func scheduleCacheWrite(
-        _ state: ResultsState, fingerprint: SectionCache.Fingerprint, token: TableToken, to url: URL, delay: Bool
+        _ state: ResultsState, fingerprint: SectionCache.Fingerprint, token: ChangeToken, to url: URL, delay: Bool
     ) {
         cacheWriteTask?.cancel()
         cacheWriteTask = Task.detached(priority: .utility) {
