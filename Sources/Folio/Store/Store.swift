@@ -139,16 +139,19 @@ public final class Store: Sendable {
             db.trace(options: .statement) { diagnostics.statement($0) }
         }
         let writer: any DatabaseWriter
+        // The check's read-only connection, open until the store is (see ``checkExistingFile(_:_:)``).
+        var keeper: DatabaseQueue?
         do {
             if let path {
                 if FileManager.default.fileExists(atPath: path) {
-                    try Self.checkExistingFile(path, declared)
+                    keeper = try Self.checkExistingFile(path, declared)
                 }
                 writer = try DatabasePool(path: path, configuration: configuration)
             } else {
                 writer = try DatabaseQueue(configuration: configuration)
             }
         } catch {
+            Self.closeOpening(nil, keeper: keeper)
             if let db = error as? DatabaseError, db.resultCode == .SQLITE_NOTADB, let path {
                 throw FolioError.notADatabase(path: path)
             }
@@ -188,11 +191,13 @@ public final class Store: Sendable {
                 openFile.withLock { $0 = fileIdentity }
             }
         } catch {
+            Self.closeOpening(writer, keeper: keeper)
             if let db = error as? DatabaseError, db.resultCode == .SQLITE_NOTADB, let path {
                 throw FolioError.notADatabase(path: path)
             }
             throw FolioError.wrap(error)
         }
+        try? keeper?.close()
         writer.add(transactionObserver: hub, extent: .databaseLifetime)
         let hub = self.hub
         try? writer.writeWithoutTransaction { db in _ = try hub.externalChangeHappened(db) }
