@@ -84,7 +84,8 @@ extension Store {
 extension Migrator {
     /// The read-only check made on a plain connection before the store's pool opens (which
     /// writes to the file): refuses a newer file, a file of the same version whose tables
-    /// differ, and a migration that cannot be planned — leaving the file byte for byte.
+    /// differ, and a migration that cannot be planned — leaving the database file and its
+    /// `-wal` byte for byte (see ``Store/checkExistingFile(_:_:)``).
     ///
     /// - Returns: whether the file needs a migration.
     @discardableResult
