@@ -75,6 +75,7 @@ struct DeclaredModel: Sendable {
         }
         self.entities = entities
         for entity in entities.values { try Self.validateMigrationNames(entity, among: entities) }
+        try Self.checkNamesDistinct(entities.values.map(\.schema))
         var names: Set<String> = []
         for step in model.steps {
             guard !step.name.isEmpty else { throw FolioError.invalidStoreModel(reason: "a migration step has an empty name") }
@@ -108,6 +109,47 @@ struct DeclaredModel: Sendable {
                     reason:
                         "'\(column.name)' is declared \(column.isSearchable ? "searchable" : "folded"), which applies to text (String) attributes only; it is \(column.type.rawValue)"
                 )
+            }
+        }
+    }
+
+    /// Refuses a model where two of the objects Folio would make in the file get one name:
+    /// SQLite would refuse the second `CREATE` half-way through creating a file ("index …
+    /// already exists"), and a migration would find the name taken. Each entity's table,
+    /// its indexes (``SQLBuilder/indexName(_:_:)``: `t.x_y` and `t_x.y` both want
+    /// `t_x_y_index`, and an index may take another entity's table name) and full-text
+    /// table share one namespace; its triggers have another (the entity `a_fts`'s change
+    /// triggers are named as the full-text triggers of a searchable `a`). SQLite's names
+    /// ignore ASCII case (identifiers are ASCII, see ``SQLBuilder/isPlainIdentifier(_:)``).
+    static func checkNamesDistinct(_ schemas: [EntitySchema]) throws {
+        var tables: [String: String] = [:], triggers: [String: String] = [:]
+        func claim(_ name: String, _ what: String, in names: inout [String: String]) throws {
+            if let other = names.updateValue(what, forKey: name.lowercased()) {
+                throw FolioError.nameClash(name: name, first: other, second: what)
+            }
+        }
+        for schema in schemas.sorted(by: { $0.name < $1.name }) {
+            let entity = schema.name
+            try claim(entity, "the table of the entity '\(entity)'", in: &tables)
+            for column in schema.storedColumns where column.isIndexed {
+                let what =
+                    ColumnSchema.foldedSource(ofKeyColumn: column.name).map {
+                        "the index of the folded keys of '\(entity).\($0)'"
+                    } ?? "the index of '\(entity).\(column.name)'"
+                try claim(SQLBuilder.indexName(entity, column.name), what, in: &tables)
+            }
+            let searchable = !schema.searchableKeyColumns.isEmpty
+            if searchable {
+                try claim(SQLBuilder.searchTable(entity), "the full-text table of '\(entity)'", in: &tables)
+            }
+            for trigger in SQLBuilder.changeTriggers(table: entity) {
+                try claim(trigger.name, "the change trigger of '\(entity)'", in: &triggers)
+            }
+            for trigger in SQLBuilder.foldedKeyTriggers(schema) {
+                try claim(trigger.name, "the folded-key trigger of '\(entity)'", in: &triggers)
+            }
+            for trigger in SQLBuilder.searchTriggers(schema) {
+                try claim(trigger.name, "the full-text trigger of '\(entity)'", in: &triggers)
             }
         }
     }

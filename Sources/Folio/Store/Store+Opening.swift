@@ -17,19 +17,45 @@ extension Store {
     /// descriptor of a file drops every POSIX lock the process holds on it, the locks of
     /// other connections (another ``Store`` on the same file) included, and another
     /// process could then delete a WAL that still holds commits
-    /// (sqlite.org/howtocorrupt.html, section 2.2). (A read-only connection would leave
-    /// `-wal` and `-shm` files behind; this one removes them as it closes, when it is the
-    /// file's last connection.)
-    static func checkExistingFile(_ path: String, _ model: DeclaredModel) throws {
+    /// (sqlite.org/howtocorrupt.html, section 2.2).
+    ///
+    /// The last connection to a WAL file to close checkpoints it: it copies the WAL's
+    /// commits into the database file and deletes `-wal` and `-shm`. So the connection is
+    /// read-only when either file is there (a read-only connection never checkpoints nor
+    /// deletes them), and read-write when neither is (it then removes, as it closes, the
+    /// empty `-wal` and the `-shm` that its read made).
+    ///
+    /// - Returns: the read-only connection, still open, when `-wal` or `-shm` was there:
+    ///   the caller closes it after the pool (``closeOpening(_:keeper:)``), so that a
+    ///   refusal in the pool's opening transaction does not checkpoint the WAL either.
+    static func checkExistingFile(_ path: String, _ model: DeclaredModel) throws -> DatabaseQueue? {
+        let files = FileManager.default
+        // `fileExists` asks the file system (stat); it opens no descriptor.
+        let hasWAL = files.fileExists(atPath: path + "-wal") || files.fileExists(atPath: path + "-shm")
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
+        configuration.readonly = hasWAL
         let queue = try DatabaseQueue(path: path, configuration: configuration)
-        defer { try? queue.close() }
-        let migrates = try queue.read { db in try Migrator.check(db, model, path: path) }
-        // Checked again in the migration's transaction; here it spares opening the pool.
-        if migrates, let file = FileIdentity(path: path), OpenStoreFiles.count(file) > 0 {
-            throw FolioError.migrationWhileOpen(path: path)
+        do {
+            let migrates = try queue.read { db in try Migrator.check(db, model, path: path) }
+            // Checked again in the migration's transaction; here it spares opening the pool.
+            if migrates, let file = FileIdentity(path: path), OpenStoreFiles.count(file) > 0 {
+                throw FolioError.migrationWhileOpen(path: path)
+            }
+        } catch {
+            try? queue.close()
+            throw error
         }
+        if hasWAL { return queue }
+        try? queue.close()
+        return nil
+    }
+
+    /// Closes the connections of an opening that failed: the pool first, then the
+    /// read-only connection of the check, so that the last to close cannot checkpoint.
+    static func closeOpening(_ writer: (any DatabaseWriter)?, keeper: DatabaseQueue?) {
+        try? writer?.close()
+        try? keeper?.close()
     }
 
     /// SQLite says only "unable to open database file": say where, and why if it can be seen.
@@ -58,7 +84,8 @@ extension Store {
 extension Migrator {
     /// The read-only check made on a plain connection before the store's pool opens (which
     /// writes to the file): refuses a newer file, a file of the same version whose tables
-    /// differ, and a migration that cannot be planned — leaving the file byte for byte.
+    /// differ, and a migration that cannot be planned — leaving the database file and its
+    /// `-wal` byte for byte (see ``Store/checkExistingFile(_:_:)``).
     ///
     /// - Returns: whether the file needs a migration.
     @discardableResult

@@ -59,7 +59,8 @@ public final class Store: Sendable {
     /// (an unversioned model: no migrations; see ``init(path:model:cacheDirectory:)``).
     ///
     /// A file written by an older Folio is upgraded in place (see <doc:StoresAndFiles>).
-    /// A file that is refused is left exactly as it was.
+    /// A file that is refused is left as it was: the database file and its `-wal` byte for
+    /// byte (see <doc:StoresAndFiles>).
     ///
     /// - Parameters:
     ///   - path: the database file, created if missing.
@@ -96,7 +97,10 @@ public final class Store: Sendable {
     ///   ``FolioError/migrationWhileOpen(path:)``, ``FolioError/migrationStepFailed(step:reason:)``,
     ///   ``FolioError/missingDefaultValue(entity:attribute:rows:)``,
     ///   ``FolioError/migrationDiscardsData(entity:attribute:rows:)`` or
-    ///   ``FolioError/migrationRefused(entity:reason:)`` — and the file is left unchanged.
+    ///   ``FolioError/migrationRefused(entity:reason:)`` — and the file is left unchanged
+    ///   (the database file and its `-wal` byte for byte; see <doc:StoresAndFiles>);
+    ///   ``FolioError/nameClash(name:first:second:)`` when two of the model's tables,
+    ///   indexes or triggers would get one name, before the file is opened.
     /// - Complexity: O(entities) statements for a file of the same version; a migration
     ///   also copies every row of each table it rebuilds, in one transaction.
     public convenience init(path: String, model: StoreModel, cacheDirectory: URL? = nil) throws {
@@ -139,16 +143,19 @@ public final class Store: Sendable {
             db.trace(options: .statement) { diagnostics.statement($0) }
         }
         let writer: any DatabaseWriter
+        // The check's read-only connection, open until the store is (see ``checkExistingFile(_:_:)``).
+        var keeper: DatabaseQueue?
         do {
             if let path {
                 if FileManager.default.fileExists(atPath: path) {
-                    try Self.checkExistingFile(path, declared)
+                    keeper = try Self.checkExistingFile(path, declared)
                 }
                 writer = try DatabasePool(path: path, configuration: configuration)
             } else {
                 writer = try DatabaseQueue(configuration: configuration)
             }
         } catch {
+            Self.closeOpening(nil, keeper: keeper)
             if let db = error as? DatabaseError, db.resultCode == .SQLITE_NOTADB, let path {
                 throw FolioError.notADatabase(path: path)
             }
@@ -188,11 +195,13 @@ public final class Store: Sendable {
                 openFile.withLock { $0 = fileIdentity }
             }
         } catch {
+            Self.closeOpening(writer, keeper: keeper)
             if let db = error as? DatabaseError, db.resultCode == .SQLITE_NOTADB, let path {
                 throw FolioError.notADatabase(path: path)
             }
             throw FolioError.wrap(error)
         }
+        try? keeper?.close()
         writer.add(transactionObserver: hub, extent: .databaseLifetime)
         let hub = self.hub
         try? writer.writeWithoutTransaction { db in _ = try hub.externalChangeHappened(db) }

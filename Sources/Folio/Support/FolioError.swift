@@ -9,6 +9,19 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
     case schemaMismatch(entity: String, differences: [String])
     /// An entity declaration cannot become a table (bad identifier, duplicate column…).
     case invalidSchema(entity: String, reason: String)
+    /// Two things the model declares would get one name in the file: SQLite's names of
+    /// tables and indexes share one namespace (triggers another), and ignore ASCII case, so
+    /// the entity `t` with an indexed attribute `x_y` and the entity `t_x` with an indexed
+    /// attribute `y` both want the index `t_x_y_index`. `first` and `second` say what
+    /// (each entity and attribute); `name` is the name they both want. Thrown by
+    /// ``Store/init(path:model:cacheDirectory:)`` before the file is opened, whether it
+    /// would be created or migrated: rename one of the entities or attributes.
+    ///
+    /// ```swift
+    /// // entity "t" indexes "x_y"; entity "t_x" indexes "y"
+    /// catch FolioError.nameClash(let name, let first, let second) { … }  // "t_x_y_index"
+    /// ```
+    case nameClash(name: String, first: String, second: String)
     /// The file exists but is not an SQLite database (or is encrypted).
     case notADatabase(path: String)
     /// A part of a `#Predicate` that Folio cannot translate to SQL, named.
@@ -103,6 +116,8 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
             "The table '\(entity)' does not match its entity: \(differences.joined(separator: "; ")). The file was left unchanged; to migrate it, open it with a StoreModel of a higher version"
         case .invalidSchema(let entity, let reason):
             "The entity '\(entity)' is invalid: \(reason)"
+        case .nameClash(let name, let first, let second):
+            "\(first) and \(second) would both be named '\(name)' in the file (SQLite's names ignore ASCII case, and tables share their names with indexes): rename one of them. Nothing was written"
         case .notADatabase(let path):
             "The file at \(path) is not an SQLite database"
         case .unsupportedPredicate(let expression, let reason):
