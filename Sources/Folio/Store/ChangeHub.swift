@@ -21,20 +21,25 @@ extension CommitSubscriber {
     func cannotFollow(_ error: FolioError) {}
 }
 
-/// Turns SQLite's per-row update-hook events into one set of touched rowids per table
-/// per committed transaction, and hands them to subscribers on the writer's queue.
+/// Turns SQLite's per-row events into one set of touched rowids per table per committed
+/// transaction, and hands them to subscribers on the writer's queue.
 ///
-/// Because it is a GRDB transaction observer on the writer connection, it sees every
-/// write made through the store, including raw SQL on ``WriteTransaction/database``. (GRDB
-/// disables SQLite's truncate optimization for observed tables, so `DELETE FROM t`
-/// reports each row.) Writes by other processes are not seen.
+/// Inserts and deletes come from SQLite's update hook: the hub is a GRDB transaction
+/// observer on the writer connection, so it sees every write made through the store,
+/// including raw SQL on ``WriteTransaction/database``. (GRDB disables SQLite's truncate
+/// optimization for observed tables, so `DELETE FROM t` reports each row.) Writes by other
+/// processes are not seen.
 ///
-/// SQLite's update hook reports an `UPDATE` that changes a rowid under the new rowid
-/// only; the old one would linger in every controller that showed it. So the hub also
-/// installs, on the writer connection, a temporary trigger per table that reports the
-/// old rowid of such an update through an SQL function (``install(in:)``).
-// @unchecked Sendable: `pending` is touched only on the writer's serial queue, where
-// GRDB calls every observer method; `subscribers` is guarded by its lock.
+/// Updates do not: the update hook reports every row an `UPDATE` names, whether or not a
+/// value changed, and an `UPDATE` that changes a rowid under the new rowid only. So the hub
+/// installs, on the writer connection, a temporary trigger per table that reports, through
+/// an SQL function, each row whose rowid or stored values an `UPDATE` (an upsert's
+/// `DO UPDATE` included) really changed — old and new rowid — compared as SQLite stores
+/// them (``SQLBuilder/rowUpdateTrigger(table:columns:)``); the hub ignores the update
+/// hook's updates. A row set to the values it has is not touched, so no controller
+/// reports it. `INSERT OR REPLACE` deletes and inserts: its row is touched, values equal
+/// or not. Each statement is compared on its own: a row changed and changed back within
+/// one transaction is touched.
 final class ChangeHub: TransactionObserver, @unchecked Sendable {
     let tables: Set<String>
     private var pending: [String: Set<Int64>] = [:]
@@ -60,34 +65,52 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         _ = subscribers.withLock { $0.removeValue(forKey: ObjectIdentifier(subscriber)) }
     }
 
-    /// Registers the rowid-change function and triggers on the writer connection.
-    func install(in db: Database) throws {
+    /// Registers the row-update function and triggers on the writer connection.
+    ///
+    /// - Parameter columns: per table, the columns whose values make a row updated: the
+    ///   ones Folio stores (declared attributes and their folded keys), which are all that a
+    ///   record, a predicate, a sort or a section reads. A column only another program uses
+    ///   is not compared: changing it changes no record Folio shows.
+    func install(in db: Database, columns: [String: [String]]) throws {
         db.add(
-            function: DatabaseFunction(SQLBuilder.rowIDChangedFunction, argumentCount: 2, pure: false) { [weak self] values in
-                if let table = String.fromDatabaseValue(values[0]), let id = Int64.fromDatabaseValue(values[1]) {
-                    self?.rowIDChanged(table: table, oldRowID: id)
+            function: DatabaseFunction(SQLBuilder.rowUpdatedFunction, argumentCount: 3, pure: false) { [weak self] values in
+                if let table = String.fromDatabaseValue(values[0]), let old = Int64.fromDatabaseValue(values[1]),
+                    let new = Int64.fromDatabaseValue(values[2])
+                {
+                    self?.rowUpdated(table: table, oldRowID: old, newRowID: new)
                 }
                 return nil
             })
         for table in tables.sorted() {
-            try db.execute(sql: SQLBuilder.rowIDChangeTrigger(table: table))
+            try db.execute(sql: SQLBuilder.rowUpdateTrigger(table: table, columns: columns[table] ?? []))
         }
     }
 
     /// Called by the trigger, on the writer's queue, inside the transaction.
-    private func rowIDChanged(table: String, oldRowID: Int64) {
-        pending[table, default: []].insert(oldRowID)
+    private func rowUpdated(table: String, oldRowID: Int64, newRowID: Int64) {
+        if skippedTransaction { return }
+        if pending.isEmpty && subscribers.withLock({ $0.isEmpty }) {
+            // As for the update hook's events: nobody listens, the transaction is skipped.
+            skippedTransaction = true
+            return
+        }
+        pending[table, default: []].insert(newRowID)
+        if oldRowID != newRowID { pending[table, default: []].insert(oldRowID) }
     }
 
+    /// Inserts and deletes; updates come from the trigger (``rowUpdated(table:oldRowID:newRowID:)``).
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
         switch eventKind {
         case .insert(let table), .delete(let table): tables.contains(table)
-        case .update(let table, _): tables.contains(table)
+        case .update: false
         }
     }
 
     func databaseDidChange(with event: DatabaseEvent) {
-        if pending.isEmpty && subscribers.withLock({ $0.isEmpty }) {
+        // An upsert's `DO UPDATE`, or a trigger's `UPDATE`, arrives here as an update within
+        // an observed statement: the row-update trigger reports it if a value changed.
+        if event.kind == .update { return }
+        if skippedTransaction || (pending.isEmpty && subscribers.withLock({ $0.isEmpty })) {
             skippedTransaction = true
             stopObservingDatabaseChangesUntilNextTransaction()
             return

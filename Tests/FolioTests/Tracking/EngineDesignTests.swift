@@ -42,7 +42,7 @@ struct EngineDesignTests {
                 userCode.check()
                 return (value.storedInt64.map { $0 / 10 } ?? -1).databaseValue
             }))
-        let tracker = ResultsTracker(query: query, section: section, diagnostics: store.diagnostics, readsToken: false)
+        let tracker = ResultsTracker(query: query, section: section, diagnostics: store.diagnostics)
         userCode.watch(tracker)
         sql.watch(tracker)
         store.diagnostics.logSQL { _ in sql.check() }
