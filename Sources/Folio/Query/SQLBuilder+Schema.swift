@@ -96,11 +96,13 @@ extension SQLBuilder {
     /// - Parameter columns: the columns Folio stores (declared attributes and their folded
     ///   keys), validated identifiers; the rowid alias `id` is always compared.
     static func rowUpdateTrigger(table: String, columns: [String]) -> String {
-        let unchanged = ["OLD.\(quote("id")) IS NEW.\(quote("id"))"] + columns.map { column in
-            let old = "OLD.\(quote(column))"
-            let new = "NEW.\(quote(column))"
-            return "(\(old) COLLATE BINARY) IS \(new) AND typeof(\(old)) = typeof(\(new))"
-        }
+        let unchanged =
+            ["OLD.\(quote("id")) IS NEW.\(quote("id"))"]
+            + columns.map { column in
+                let old = "OLD.\(quote(column))"
+                let new = "NEW.\(quote(column))"
+                return "(\(old) COLLATE BINARY) IS \(new) AND typeof(\(old)) = typeof(\(new))"
+            }
         return """
             CREATE TEMP TRIGGER IF NOT EXISTS \(quote("folio_\(table)_updated")) AFTER UPDATE ON main.\(quote(table)) \
             WHEN NOT (\(unchanged.joined(separator: " AND "))) \

@@ -127,8 +127,15 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
 
     /// Whether another connection committed since the last check. Writer queue only.
     func externalChangeHappened(_ db: Database) throws -> Bool {
-        guard let version = try Int64.fetchOne(db, sql: SQLBuilder.dataVersion) else { return false }
+        guard let version = try Int64.fetchOne(db.cachedStatement(sql: SQLBuilder.dataVersion)) else { return false }
         defer { dataVersion = version }
+        return dataVersion.map { $0 != version } ?? false
+    }
+
+    /// Whether another connection committed since the last check, without marking it seen
+    /// (``synchronize(_:)`` then tells the subscribers). Writer queue only.
+    func otherConnectionCommitted(_ db: Database) throws -> Bool {
+        guard let version = try Int64.fetchOne(db.cachedStatement(sql: SQLBuilder.dataVersion)) else { return false }
         return dataVersion.map { $0 != version } ?? false
     }
 
