@@ -115,7 +115,18 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
             stopObservingDatabaseChangesUntilNextTransaction()
             return
         }
-        pending[tables.count == 1 ? tables.first! : event.tableName, default: []].insert(event.rowID)
+        // GRDB hands an observer every event of a statement it observes, the writes of the
+        // statement's triggers to other tables included (a full-text index's `%_data` rows 1
+        // and 10 at every indexed write): only the rows of the hub's own tables count.
+        guard let table = table(named: event.tableName) else { return }
+        pending[table, default: []].insert(event.rowID)
+    }
+
+    /// The hub's table that SQLite names `name` (identifiers are case-insensitive: a table
+    /// another program created may spell it otherwise).
+    private func table(named name: String) -> String? {
+        if tables.contains(name) { return name }
+        return tables.first { $0.utf8.count == name.utf8.count && $0.lowercased() == name.lowercased() }
     }
 
     private var liveSubscribers: [any CommitSubscriber] {

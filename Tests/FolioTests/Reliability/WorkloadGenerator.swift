@@ -467,7 +467,8 @@ struct WorkloadGenerator {
     /// controller may deliver anything (the oracle checks that no unchanged row is
     /// reported as updated, and that such a commit delivers nothing at all).
     mutating func unchangedWrites(_ rows: [Int64: StoredRow]) -> [Write] {
-        let every = "rank = rank, value = value, stamp = stamp, name = name, category = category, score = score, key = key, flag = flag"
+        let every =
+            "rank = rank, value = value, stamp = stamp, name = name, category = category, score = score, key = key, flag = flag"
         switch int(0...4) {
         case 0:
             // Folio's update with each row's current values.
@@ -499,7 +500,7 @@ struct WorkloadGenerator {
             // (typeof checked, so a real stays what it is), a text copy of a text.
             return [
                 .sql(
-                    "UPDATE item SET rank = CASE WHEN typeof(rank) = 'integer' AND abs(rank) < 4503599627370496 THEN CAST(rank AS REAL) ELSE rank END, category = category || '' WHERE id % 2 = ?",
+                    "UPDATE item SET rank = CASE WHEN typeof(rank) = 'integer' AND rank BETWEEN -4503599627370496 AND 4503599627370496 THEN CAST(rank AS REAL) ELSE rank END, category = category || '' WHERE id % 2 = ?",
                     [.int(Int64(int(0...1)))])
             ]
         }

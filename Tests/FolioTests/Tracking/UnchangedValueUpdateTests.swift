@@ -184,6 +184,28 @@ struct UnchangedValueUpdateTests {
     }
 }
 
+extension UnchangedValueUpdateTests {
+    /// A full-text index writes rows 1 and 10 of its `%_data` table at every indexed write,
+    /// in the same statement: they are not rows 1 and 10 of the entity.
+    @Test func aWriteToASearchableAttributeReportsOnlyItsRow() async throws {
+        let store = try Store.temporary(records: [Person.self])
+        let people = try insertPeople(store, (0..<12).map { Person("p\($0)", note: "note \($0)", age: $0) })
+        let controller = FetchedResultsController(RecordRequest<Person>(sortBy: [SortDescriptor(\.age)]), store: store)
+        let recorder = ChangeRecorder<Person>()
+        controller.delegate = recorder
+        try await controller.performFetch()
+        var changed = people[4]
+        changed.note = "a new note"
+        try writeSync(store) { tx in try tx.update(changed) }
+        try writeSync(store) { tx in try tx.database.execute(sql: "UPDATE person SET city = 'Paris' WHERE age = 5") }
+        var inserted = Person("p12", note: "indexed", age: 12)
+        try writeSync(store) { tx in try tx.insert(&inserted) }
+        await controller.waitForChanges()
+        #expect(recorder.changeSets.map(\.updatedIdentifiers) == [[people[4].id!], [people[5].id!], []])
+        #expect(recorder.changeSets.last?.insertedIdentifiers == [inserted.id!])
+    }
+}
+
 /// Records the change sets any controller delivers.
 @MainActor
 final class ChangeRecorder<R: PersistentRecord>: FetchedResultsControllerDelegate {
