@@ -35,8 +35,8 @@ extension CommitSubscriber {
 /// installs, on the writer connection, a temporary trigger per table that reports, through
 /// an SQL function, each row whose rowid or stored values an `UPDATE` (an upsert's
 /// `DO UPDATE` included) really changed — old and new rowid — compared as SQLite stores
-/// them (``SQLBuilder/rowUpdateTrigger(table:columns:)``); the hub ignores the update
-/// hook's updates. A row set to the values it has is not touched, so no controller
+/// them (``SQLBuilder/rowUpdateTrigger(table:columns:)``); of the update hook's updates the
+/// hub keeps only which tables were written (their change tokens were renewed). A row set to the values it has is not touched, so no controller
 /// reports it. `INSERT OR REPLACE` deletes and inserts: its row is touched, values equal
 /// or not. Each statement is compared on its own: a row changed and changed back within
 /// one transaction is touched.
@@ -49,6 +49,9 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
     /// The current transaction's row events are not recorded: nobody was subscribed when
     /// it began changing rows (bulk imports cost nothing then).
     private var skippedTransaction = false
+    /// Tables the current transaction updated rows of, values changed or not: their change
+    /// tokens were renewed, so a subscriber whose rows did not change reads its token again.
+    private var written = Set<String>()
     private let subscribers = Locked<[ObjectIdentifier: Weak]>([:])
 
     struct Weak {
@@ -98,19 +101,15 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         if oldRowID != newRowID { pending[table, default: []].insert(oldRowID) }
     }
 
-    /// Inserts and deletes; updates come from the trigger (``rowUpdated(table:oldRowID:newRowID:)``).
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
         switch eventKind {
         case .insert(let table), .delete(let table): tables.contains(table)
-        case .update: false
+        case .update(let table, _): tables.contains(table)
         }
     }
 
     func databaseDidChange(with event: DatabaseEvent) {
-        // An upsert's `DO UPDATE`, or a trigger's `UPDATE`, arrives here as an update within
-        // an observed statement: the row-update trigger reports it if a value changed.
-        if event.kind == .update { return }
-        if skippedTransaction || (pending.isEmpty && subscribers.withLock({ $0.isEmpty })) {
+        if skippedTransaction || (pending.isEmpty && written.isEmpty && subscribers.withLock({ $0.isEmpty })) {
             skippedTransaction = true
             stopObservingDatabaseChangesUntilNextTransaction()
             return
@@ -119,6 +118,12 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         // statement's triggers to other tables included (a full-text index's `%_data` rows 1
         // and 10 at every indexed write): only the rows of the hub's own tables count.
         guard let table = table(named: event.tableName) else { return }
+        if event.kind == .update {
+            // Every row an `UPDATE` names, changed or not: the row-update trigger reports the
+            // changed ones. The table's change token was renewed all the same.
+            written.insert(table)
+            return
+        }
         pending[table, default: []].insert(event.rowID)
     }
 
@@ -175,7 +180,9 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
     /// this commit would take for the end of it and drop its rows.
     func databaseDidCommit(_ db: Database) {
         let changes = pending
+        let written = self.written
         pending = [:]
+        self.written = []
         if skippedTransaction {
             // Whoever subscribed while the transaction ran missed some of its rows — maybe
             // while reading its first state: it must not lose them.
@@ -184,7 +191,7 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
             for subscriber in liveSubscribers { subscriber.didChangeExternally(in: db) }
             return
         }
-        guard !changes.isEmpty else { return }
+        guard !changes.isEmpty || !written.isEmpty else { return }
         let live = liveSubscribers
         if (try? externalChangeHappened(db)) == true {
             // Rows this commit did not touch may have changed too: positions computed from
@@ -195,12 +202,16 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         for subscriber in live {
             if let rows = changes[subscriber.table] {
                 subscriber.didCommit(changedRowIDs: rows, in: db)
+            } else if written.contains(subscriber.table) {
+                // Rows set to the values they had: nothing to report, a new token to keep.
+                subscriber.didCommit(changedRowIDs: [], in: db)
             }
         }
     }
 
     func databaseDidRollback(_ db: Database) {
         pending = [:]
+        written = []
         skippedTransaction = false
     }
 }

@@ -127,6 +127,10 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
                     let new = try updater.scan(db)
                     return .rescanned(new, maxID: new.ids.maximum, token: token)
                 }
+                if work.changed.isEmpty {
+                    // The table was written without a changed value: only its token is new.
+                    return .updated(work.full, ChangeSet(), maxID: work.maxID, token: token)
+                }
                 let (new, change) = try updater.apply(work.changed, to: work.full, maxID: work.maxID, db)
                 return .updated(
                     new, change, maxID: Swift.max(work.maxID, work.changed.max() ?? work.maxID), token: token)

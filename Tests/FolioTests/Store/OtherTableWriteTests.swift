@@ -85,6 +85,22 @@ struct OtherTableWriteTests {
         #expect(external.map(\.isReload) == [true])
     }
 
+    /// A write that sets rows to their values renews the table's change token without
+    /// reporting a row: the tracker reads the token again, so a later commit to another
+    /// table still delivers nothing.
+    @Test(arguments: [nil, "articles"] as [String?])
+    func anUnchangedWriteThenAnotherTablesCommitDeliversNothing(cacheName: String?) async throws {
+        let directory = try ScratchDirectory()
+        let path = directory.path("unchanged.sqlite")
+        let store = try Store(path: path, records: [Article.self, Note.self])
+        try seed(store, count: 20)
+        let live = try await LiveHarness(store, sorted([SortDescriptor(\.score)]), cacheName: cacheName)
+        #expect(try await live.step { tx in try tx.database.execute(sql: "UPDATE article SET title = title") } == [])
+        try Shell.sqlite3(path, "INSERT INTO note (text) VALUES ('after an unchanged write')")
+        try store.synchronize()
+        #expect(try await live.settle() == [])
+    }
+
     @Test func observingExternalChangesDeliversNothingForAnotherTable() async throws {
         let directory = try ScratchDirectory()
         let path = directory.path("observed.sqlite")

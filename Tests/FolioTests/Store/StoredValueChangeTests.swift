@@ -14,9 +14,14 @@ struct StoredValueChangeTests {
         // @unchecked Sendable: the hub calls it on the writer's queue only; tests read it
         // after the write returned.
         let table = "t"
+        /// The rows of each commit that changed some.
         var commits: [Set<Int64>] = []
+        /// Commits that wrote the table without changing a row (its change token is new).
+        var unchangedWrites = 0
         var external = 0
-        func didCommit(changedRowIDs: Set<Int64>, in db: Database) { commits.append(changedRowIDs) }
+        func didCommit(changedRowIDs: Set<Int64>, in db: Database) {
+            if changedRowIDs.isEmpty { unchangedWrites += 1 } else { commits.append(changedRowIDs) }
+        }
         func didChangeExternally(in db: Database) { external += 1 }
     }
 
@@ -82,6 +87,7 @@ struct StoredValueChangeTests {
             try db.execute(sql: "UPDATE t SET \(change.column) = \(change.column) WHERE id = 2")
         }
         #expect(recorder.commits == (change.changed ? [[1]] : []))
+        #expect(recorder.unchangedWrites == (change.changed ? 0 : 1), "told that the table was written, with no row")
         #expect(recorder.external == 0)
     }
 
