@@ -653,7 +653,10 @@ final class Workload {
             var rule: (touched: Set<Int64>, changed: Set<Int64>)?
             switch op {
             case .write(let writes), .readInsideWrite(_, let writes):
-                if commits.count == 1 { rule = (commits[0], changed.union(Write.replacedIDs(writes))) }
+                // Touched, for Folio, is changed: a row set to its own values is untouched (it
+                // must keep its place), so the minimum counts only rows whose values changed.
+                let touchedForFolio = changed.union(Write.replacedIDs(writes))
+                if commits.count == 1 { rule = (touchedForFolio, touchedForFolio) }
             case .setRequest(_, _, let writers) where writers.isEmpty:
                 // No record changed: every row may move, none is updated, and moves are minimal.
                 let change = entries[0].change
