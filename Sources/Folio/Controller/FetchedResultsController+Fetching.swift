@@ -189,8 +189,7 @@ extension FetchedResultsController {
         untracked = nil
         do {
             let (query, section) = try validatedQuery(fetchRequest)
-            let (live, catchUpDue) = LiveResults.follow(
-                loaded, query: query, section: section, readsToken: cacheName != nil, store: store)
+            let (live, catchUpDue) = LiveResults.follow(loaded, query: query, section: section, store: store)
             replaceLive(live)
             if catchUpDue { scheduleCatchUp(live) }
         } catch {

@@ -21,20 +21,25 @@ extension CommitSubscriber {
     func cannotFollow(_ error: FolioError) {}
 }
 
-/// Turns SQLite's per-row update-hook events into one set of touched rowids per table
-/// per committed transaction, and hands them to subscribers on the writer's queue.
+/// Turns SQLite's per-row events into one set of touched rowids per table per committed
+/// transaction, and hands them to subscribers on the writer's queue.
 ///
-/// Because it is a GRDB transaction observer on the writer connection, it sees every
-/// write made through the store, including raw SQL on ``WriteTransaction/database``. (GRDB
-/// disables SQLite's truncate optimization for observed tables, so `DELETE FROM t`
-/// reports each row.) Writes by other processes are not seen.
+/// Inserts and deletes come from SQLite's update hook: the hub is a GRDB transaction
+/// observer on the writer connection, so it sees every write made through the store,
+/// including raw SQL on ``WriteTransaction/database``. (GRDB disables SQLite's truncate
+/// optimization for observed tables, so `DELETE FROM t` reports each row.) Writes by other
+/// processes are not seen.
 ///
-/// SQLite's update hook reports an `UPDATE` that changes a rowid under the new rowid
-/// only; the old one would linger in every controller that showed it. So the hub also
-/// installs, on the writer connection, a temporary trigger per table that reports the
-/// old rowid of such an update through an SQL function (``install(in:)``).
-// @unchecked Sendable: `pending` is touched only on the writer's serial queue, where
-// GRDB calls every observer method; `subscribers` is guarded by its lock.
+/// Updates do not: the update hook reports every row an `UPDATE` names, whether or not a
+/// value changed, and an `UPDATE` that changes a rowid under the new rowid only. So the hub
+/// installs, on the writer connection, a temporary trigger per table that reports, through
+/// an SQL function, each row whose rowid or stored values an `UPDATE` (an upsert's
+/// `DO UPDATE` included) really changed — old and new rowid — compared as SQLite stores
+/// them (``SQLBuilder/rowUpdateTrigger(table:columns:)``); of the update hook's updates the
+/// hub keeps only which tables were written (their change tokens were renewed). A row set to the values it has is not touched, so no controller
+/// reports it. `INSERT OR REPLACE` deletes and inserts: its row is touched, values equal
+/// or not. Each statement is compared on its own: a row changed and changed back within
+/// one transaction is touched.
 final class ChangeHub: TransactionObserver, @unchecked Sendable {
     let tables: Set<String>
     private var pending: [String: Set<Int64>] = [:]
@@ -44,6 +49,9 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
     /// The current transaction's row events are not recorded: nobody was subscribed when
     /// it began changing rows (bulk imports cost nothing then).
     private var skippedTransaction = false
+    /// Tables the current transaction updated rows of, values changed or not: their change
+    /// tokens were renewed, so a subscriber whose rows did not change reads its token again.
+    private var written = Set<String>()
     private let subscribers = Locked<[ObjectIdentifier: Weak]>([:])
 
     struct Weak {
@@ -60,23 +68,37 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         _ = subscribers.withLock { $0.removeValue(forKey: ObjectIdentifier(subscriber)) }
     }
 
-    /// Registers the rowid-change function and triggers on the writer connection.
-    func install(in db: Database) throws {
+    /// Registers the row-update function and triggers on the writer connection.
+    ///
+    /// - Parameter columns: per table, the columns whose values make a row updated: the
+    ///   ones Folio stores (declared attributes and their folded keys), which are all that a
+    ///   record, a predicate, a sort or a section reads. A column only another program uses
+    ///   is not compared: changing it changes no record Folio shows.
+    func install(in db: Database, columns: [String: [String]]) throws {
         db.add(
-            function: DatabaseFunction(SQLBuilder.rowIDChangedFunction, argumentCount: 2, pure: false) { [weak self] values in
-                if let table = String.fromDatabaseValue(values[0]), let id = Int64.fromDatabaseValue(values[1]) {
-                    self?.rowIDChanged(table: table, oldRowID: id)
+            function: DatabaseFunction(SQLBuilder.rowUpdatedFunction, argumentCount: 3, pure: false) { [weak self] values in
+                if let table = String.fromDatabaseValue(values[0]), let old = Int64.fromDatabaseValue(values[1]),
+                    let new = Int64.fromDatabaseValue(values[2])
+                {
+                    self?.rowUpdated(table: table, oldRowID: old, newRowID: new)
                 }
                 return nil
             })
         for table in tables.sorted() {
-            try db.execute(sql: SQLBuilder.rowIDChangeTrigger(table: table))
+            try db.execute(sql: SQLBuilder.rowUpdateTrigger(table: table, columns: columns[table] ?? []))
         }
     }
 
     /// Called by the trigger, on the writer's queue, inside the transaction.
-    private func rowIDChanged(table: String, oldRowID: Int64) {
-        pending[table, default: []].insert(oldRowID)
+    private func rowUpdated(table: String, oldRowID: Int64, newRowID: Int64) {
+        if skippedTransaction { return }
+        if pending.isEmpty && subscribers.withLock({ $0.isEmpty }) {
+            // As for the update hook's events: nobody listens, the transaction is skipped.
+            skippedTransaction = true
+            return
+        }
+        pending[table, default: []].insert(newRowID)
+        if oldRowID != newRowID { pending[table, default: []].insert(oldRowID) }
     }
 
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
@@ -87,12 +109,29 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
     }
 
     func databaseDidChange(with event: DatabaseEvent) {
-        if pending.isEmpty && subscribers.withLock({ $0.isEmpty }) {
+        if skippedTransaction || (pending.isEmpty && written.isEmpty && subscribers.withLock({ $0.isEmpty })) {
             skippedTransaction = true
             stopObservingDatabaseChangesUntilNextTransaction()
             return
         }
-        pending[tables.count == 1 ? tables.first! : event.tableName, default: []].insert(event.rowID)
+        // GRDB hands an observer every event of a statement it observes, the writes of the
+        // statement's triggers to other tables included (a full-text index's `%_data` rows 1
+        // and 10 at every indexed write): only the rows of the hub's own tables count.
+        guard let table = table(named: event.tableName) else { return }
+        if event.kind == .update {
+            // Every row an `UPDATE` names, changed or not: the row-update trigger reports the
+            // changed ones. The table's change token was renewed all the same.
+            written.insert(table)
+            return
+        }
+        pending[table, default: []].insert(event.rowID)
+    }
+
+    /// The hub's table that SQLite names `name` (identifiers are case-insensitive: a table
+    /// another program created may spell it otherwise).
+    private func table(named name: String) -> String? {
+        if tables.contains(name) { return name }
+        return tables.first { $0.utf8.count == name.utf8.count && $0.lowercased() == name.lowercased() }
     }
 
     private var liveSubscribers: [any CommitSubscriber] {
@@ -104,8 +143,15 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
 
     /// Whether another connection committed since the last check. Writer queue only.
     func externalChangeHappened(_ db: Database) throws -> Bool {
-        guard let version = try Int64.fetchOne(db, sql: SQLBuilder.dataVersion) else { return false }
+        guard let version = try Int64.fetchOne(db.cachedStatement(sql: SQLBuilder.dataVersion)) else { return false }
         defer { dataVersion = version }
+        return dataVersion.map { $0 != version } ?? false
+    }
+
+    /// Whether another connection committed since the last check, without marking it seen
+    /// (``synchronize(_:)`` then tells the subscribers). Writer queue only.
+    func otherConnectionCommitted(_ db: Database) throws -> Bool {
+        guard let version = try Int64.fetchOne(db.cachedStatement(sql: SQLBuilder.dataVersion)) else { return false }
         return dataVersion.map { $0 != version } ?? false
     }
 
@@ -134,7 +180,9 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
     /// this commit would take for the end of it and drop its rows.
     func databaseDidCommit(_ db: Database) {
         let changes = pending
+        let written = self.written
         pending = [:]
+        self.written = []
         if skippedTransaction {
             // Whoever subscribed while the transaction ran missed some of its rows — maybe
             // while reading its first state: it must not lose them.
@@ -143,7 +191,7 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
             for subscriber in liveSubscribers { subscriber.didChangeExternally(in: db) }
             return
         }
-        guard !changes.isEmpty else { return }
+        guard !changes.isEmpty || !written.isEmpty else { return }
         let live = liveSubscribers
         if (try? externalChangeHappened(db)) == true {
             // Rows this commit did not touch may have changed too: positions computed from
@@ -154,12 +202,16 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         for subscriber in live {
             if let rows = changes[subscriber.table] {
                 subscriber.didCommit(changedRowIDs: rows, in: db)
+            } else if written.contains(subscriber.table) {
+                // Rows set to the values they had: nothing to report, a new token to keep.
+                subscriber.didCommit(changedRowIDs: [], in: db)
             }
         }
     }
 
     func databaseDidRollback(_ db: Database) {
         pending = [:]
+        written = []
         skippedTransaction = false
     }
 }

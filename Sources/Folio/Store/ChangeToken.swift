@@ -50,9 +50,11 @@ public struct ChangeToken: Hashable, Sendable, CustomStringConvertible {
     /// - Complexity: O(1).
     public var description: String { isKnown ? "\(database.hex)/\(change.hex)" : "unknown" }
 
-    /// The token of `table`, read on `db` (in the caller's transaction).
+    /// The token of `table`, read on `db` (in the caller's transaction): one indexed lookup
+    /// through a cached statement (trackers read it at every commit they follow).
     static func read(table: String, _ db: Database) throws -> ChangeToken {
-        guard let row = try Row.fetchOne(db, sql: SQLBuilder.changeToken, arguments: [table]) else { return .unknown }
+        let statement = try db.cachedStatement(sql: SQLBuilder.changeToken)
+        guard let row = try Row.fetchOne(statement, arguments: [table]) else { return .unknown }
         return ChangeToken(database: blob(row[0]), change: blob(row[1]))
     }
 

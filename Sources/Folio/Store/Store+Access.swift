@@ -96,7 +96,17 @@ extension Store {
     @discardableResult
     func guardedWrite<T>(_ body: (Database) throws -> T) throws -> T {
         try requireOpen(writing: true)
-        return try folio { try writer.write { db in try guarded(db, writing: true, body) } }
+        return try folio {
+            try writer.writeWithoutTransaction { db in
+                followOtherConnections(db)
+                var result: T?
+                try db.inTransaction {
+                    result = try guarded(db, writing: true, body)
+                    return .commit
+                }
+                return result!
+            }
+        }
     }
 
     /// Runs `body` in a write transaction, guarded as every write is, without blocking the
@@ -104,7 +114,35 @@ extension Store {
     @discardableResult
     func guardedWrite<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try requireOpen(writing: true)
-        return try await folio { try await writer.write { db in try self.guarded(db, writing: true, body) } }
+        return try await folio {
+            try await writer.writeWithoutTransaction { db in
+                self.followOtherConnections(db)
+                var result: T?
+                try db.inTransaction {
+                    result = try self.guarded(db, writing: true, body)
+                    return .commit
+                }
+                return result!
+            }
+        }
+    }
+
+    /// Before a write transaction begins: when another connection or process committed
+    /// since the store last looked, its commits are followed first, as ``synchronize()``
+    /// does, at the state they left. Each controller whose table they did not touch finds
+    /// its change token unchanged and delivers nothing; the write's own commit is then
+    /// followed row by row instead of making every controller reload. One
+    /// `PRAGMA data_version` when nobody else wrote. Errors are left to the write's own
+    /// checks, which run next.
+    func followOtherConnections(_ db: Database) {
+        guard (try? hub.otherConnectionCommitted(db)) == true else { return }
+        do {
+            try checkModelUnchangedTellingControllers(db)
+            try fixUpFoldedKeysInTransaction(db)
+            try hub.synchronize(db)
+        } catch {
+            // Reported by the write's guards, or at the next synchronize().
+        }
     }
 
     // MARK: Guards

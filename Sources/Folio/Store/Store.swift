@@ -182,7 +182,7 @@ public final class Store: Sendable {
                 let opened = try Migrator.open(db, declared, path: path ?? ":memory:") {
                     fileIdentity.map { OpenStoreFiles.count($0) > 0 } ?? false
                 }
-                try self.hub.install(in: db)
+                try self.hub.install(in: db, columns: schemas.mapValues { $0.storedColumns.map(\.name) })
                 return opened
             }
             identity.withLock { $0 = opened.identity }

@@ -7,7 +7,7 @@ import GRDB
 ///
 /// The controller never builds, subscribes or unsubscribes a tracker itself. It gets one
 /// from a ``ResultsLoad`` (a fetch that tracks subscribes before it reads) or from
-/// ``follow(_:query:section:readsToken:store:)`` (tracking starts on results fetched
+/// ``follow(_:query:section:store:)`` (tracking starts on results fetched
 /// without it), reads its ``deliveries`` on its actor, and calls ``stop()`` — the one place
 /// a tracker leaves the change hub — when the request changes or the controller goes away.
 // Sendable: every stored property is immutable and Sendable.
@@ -19,9 +19,8 @@ final class LiveResults: Sendable {
 
     /// Builds a tracker for `query` and subscribes it to `store`'s change hub. Until its
     /// state is installed, commits are only noted.
-    init(query: CompiledQuery, section: SectionExpression?, readsToken: Bool, store: Store) {
-        self.tracker = ResultsTracker(
-            query: query, section: section, diagnostics: store.diagnostics, readsToken: readsToken)
+    init(query: CompiledQuery, section: SectionExpression?, store: Store) {
+        self.tracker = ResultsTracker(query: query, section: section, diagnostics: store.diagnostics)
         self.store = store
         store.hub.subscribe(tracker)
     }
@@ -32,9 +31,9 @@ final class LiveResults: Sendable {
     /// catch-up is due (the token moved since `loaded` was read, or commits arrived): run it
     /// with ``catchUp()``, which rescans and delivers ``ChangeSet/reload``.
     static func follow(
-        _ loaded: ResultsLoad.Loaded, query: CompiledQuery, section: SectionExpression?, readsToken: Bool, store: Store
+        _ loaded: ResultsLoad.Loaded, query: CompiledQuery, section: SectionExpression?, store: Store
     ) -> (live: LiveResults, catchUpDue: Bool) {
-        let live = LiveResults(query: query, section: section, readsToken: readsToken, store: store)
+        let live = LiveResults(query: query, section: section, store: store)
         let token = try? store.readSync { db in try Store.changeToken(table: query.table, db) }
         let unchanged = tableUnchanged(since: loaded.token, now: token)
         let due = live.tracker.install(loaded.full, token: loaded.token, changedSinceRead: !unchanged)

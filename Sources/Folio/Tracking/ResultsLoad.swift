@@ -47,7 +47,7 @@ struct ResultsLoad: Sendable {
         self.updater = ResultsUpdater(query: query, section: section, diagnostics: store.diagnostics)
         self.cacheURL = cacheURL
         self.fingerprint = fingerprint
-        self.live = tracking ? LiveResults(query: query, section: section, readsToken: cacheURL != nil, store: store) : nil
+        self.live = tracking ? LiveResults(query: query, section: section, store: store) : nil
     }
 
     /// The table the load reads.

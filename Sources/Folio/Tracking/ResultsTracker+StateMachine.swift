@@ -68,10 +68,15 @@ extension ResultsTracker {
             return unknown || !pending.isEmpty
         }
 
-        /// A commit touched `rows`.
+        /// A commit touched `rows`. With no rows, it wrote the table without changing a value
+        /// (rows set to the values they had): the state is current, but the table's change
+        /// token was renewed, so the work is to read it again (an empty change, no delivery).
         mutating func rowsChanged(_ rows: Set<Int64>) -> Work? {
             guard phase != .stopped else { return nil }
             pending.formUnion(rows)
+            if rows.isEmpty, phase == .following, let full, !unknown, pending.isEmpty {
+                return Work(full: full, maxID: maxID, changed: [], rescan: false, token: token)
+            }
             return nextWork()
         }
 

@@ -14,8 +14,10 @@ import GRDB
 ///   yielded, in commit order, to the controller's actor.
 ///
 /// It never stops following on its own: when it cannot tell which rows changed (another
-/// process wrote, or a transaction was already running when it subscribed) it rescans and
-/// delivers ``ChangeSet/reload``; when a commit cannot be followed at all (the database
+/// process wrote, or a transaction was already running when it subscribed) it compares its
+/// table's change token, which it always keeps: unchanged (the write was to another table)
+/// means nothing is read or delivered; otherwise it rescans and delivers
+/// ``ChangeSet/reload``; when a commit cannot be followed at all (the database
 /// cannot be read) it delivers the error and rescans at the next commit.
 // @unchecked Sendable: mutable state lives in `machine`, guarded by its lock; the other
 // properties are immutable. The lock is never held while running SQL or user code.
@@ -36,15 +38,13 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
 
     let table: String
     let updater: ResultsUpdater
-    let readsToken: Bool
     let deliveries: AsyncStream<Delivery>
     private let continuation: AsyncStream<Delivery>.Continuation
     private let machine = Locked(StateMachine())
 
-    init(query: CompiledQuery, section: SectionExpression?, diagnostics: Diagnostics, readsToken: Bool) {
+    init(query: CompiledQuery, section: SectionExpression?, diagnostics: Diagnostics) {
         self.table = query.table
         self.updater = ResultsUpdater(query: query, section: section, diagnostics: diagnostics)
-        self.readsToken = readsToken
         (deliveries, continuation) = AsyncStream.makeStream(of: Delivery.self)
     }
 
@@ -111,21 +111,29 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         continuation.yield(delivery)
     }
 
+    /// Every outcome carries the table's change token at the new state, whether or not the
+    /// controller caches: it is what lets a later change of unknown rows — another
+    /// connection's commit, `synchronize()`, a transaction that ran unobserved — that did
+    /// not touch this table deliver nothing instead of ``ChangeSet/reload``. One indexed
+    /// lookup through a cached statement per commit that touched the table.
     private func perform(_ work: StateMachine.Work, _ db: Database) -> StateMachine.Outcome {
         do {
             return try ResultsUpdater.inReadTransaction(db) { () throws -> StateMachine.Outcome in
+                let token = try Store.changeToken(table: table, db)
                 if work.rescan {
-                    if work.changed.isEmpty, tableUnchanged(since: work.token, now: try Store.changeToken(table: table, db)) {
+                    if work.changed.isEmpty, tableUnchanged(since: work.token, now: token) {
                         return .unchanged
                     }
                     let new = try updater.scan(db)
-                    return .rescanned(
-                        new, maxID: new.ids.maximum, token: readsToken ? try Store.changeToken(table: table, db) : nil)
+                    return .rescanned(new, maxID: new.ids.maximum, token: token)
+                }
+                if work.changed.isEmpty {
+                    // The table was written without a changed value: only its token is new.
+                    return .updated(work.full, ChangeSet(), maxID: work.maxID, token: token)
                 }
                 let (new, change) = try updater.apply(work.changed, to: work.full, maxID: work.maxID, db)
                 return .updated(
-                    new, change, maxID: Swift.max(work.maxID, work.changed.max() ?? work.maxID),
-                    token: readsToken ? try Store.changeToken(table: table, db) : nil)
+                    new, change, maxID: Swift.max(work.maxID, work.changed.max() ?? work.maxID), token: token)
             }
         } catch {
             return .failed(FolioError.following(error))

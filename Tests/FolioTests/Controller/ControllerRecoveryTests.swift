@@ -44,12 +44,11 @@ struct ControllerRecoveryTests {
         }
         await live.controller.waitForChanges()
         #expect(live.recorder.errors.count == 2)
-        // The bad row goes; the next commit recovers with a reload.
+        // The bad row goes; the controller recovers with a reload as soon as the store looks
+        // (synchronize(), or before its next write).
         try await other.write { db in try db.execute(sql: "DELETE FROM article WHERE url = 'bad'") }
-        let reload = try await live.step { tx in
-            var a = Article(title: "recovery", score: 36)
-            try tx.insert(&a)
-        }
+        try store.synchronize()
+        let reload = try await live.settle()
         #expect(reload == [.reload])
         #expect(live.controller.lastError == nil)
         // And it follows commits one by one again.

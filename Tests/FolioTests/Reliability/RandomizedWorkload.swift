@@ -557,6 +557,21 @@ final class Workload {
         stats.add("oracle checks")
         let entries = s.recorder.take()
         let oldCount = s.model.identifiers.count
+        // A commit that changed no stored value of the list's table (rows set to their own
+        // values, another table written here or by another connection) delivers nothing.
+        if slotsSteady && !s.broken {
+            var unchanged = false
+            switch op {
+            case .write(let writes): unchanged = changed.union(Write.replacedIDs(writes)).isEmpty
+            case .external(let writes): unchanged = writes.allSatisfy(\.writesOtherTable)
+            default: break
+            }
+            try ensure(
+                !unchanged || entries.isEmpty, "delivery for an unchanged table",
+                "\(entries.count) change sets (\(entries.map { "\($0.change)" }.joined(separator: "; ").prefix(600))) answered \(op.description.prefix(300)), which changed no stored value of the list's table",
+                index)
+            if unchanged { stats.add("commits changing nothing, delivering nothing") }
+        }
         for entry in entries {
             let before = s.model
             do {
@@ -637,8 +652,11 @@ final class Workload {
         if let old = s.oracle, entries.count == 1, !entries[0].change.isReload {
             var rule: (touched: Set<Int64>, changed: Set<Int64>)?
             switch op {
-            case .write, .readInsideWrite:
-                if commits.count == 1 { rule = (commits[0], changed) }
+            case .write(let writes), .readInsideWrite(_, let writes):
+                // Touched, for Folio, is changed: a row set to its own values is untouched (it
+                // must keep its place), so the minimum counts only rows whose values changed.
+                let touchedForFolio = changed.union(Write.replacedIDs(writes))
+                if commits.count == 1 { rule = (touchedForFolio, touchedForFolio) }
             case .setRequest(_, _, let writers) where writers.isEmpty:
                 // No record changed: every row may move, none is updated, and moves are minimal.
                 let change = entries[0].change

@@ -428,6 +428,12 @@ struct WorkloadGenerator {
             return .write((0..<int(10...60)).map { _ in .insert(ItemData(randomItem(explicitID: chance(0.9)))) })
         case ..<0.905:
             return .write([.deleteAll(0)] + (0..<int(20...120)).map { _ in .insert(ItemData(randomItem(explicitID: true))) })
+        case ..<0.925:
+            return .write(unchangedWrites(rows))
+        case ..<0.935:
+            return .write(changeBesideUnchanged())
+        case ..<0.95:
+            return otherTableWrite()
         default:
             break
         }
@@ -453,6 +459,75 @@ struct WorkloadGenerator {
             result.append(writes)
         }
         return result
+    }
+
+    // MARK: Writes that change nothing, and other tables
+
+    /// Writes that set rows to the values they have: no stored value changes, so no
+    /// controller may deliver anything (the oracle checks that no unchanged row is
+    /// reported as updated, and that such a commit delivers nothing at all).
+    mutating func unchangedWrites(_ rows: [Int64: StoredRow]) -> [Write] {
+        let every =
+            "rank = rank, value = value, stamp = stamp, name = name, category = category, score = score, key = key, flag = flag"
+        switch int(0...4) {
+        case 0:
+            // Folio's update with each row's current values.
+            return randomIDs(int(1...6)).compactMap { rows[$0]?.decoded }.map { .update(ItemData($0)) }
+        case 1:
+            // Folio's upsert (`ON CONFLICT(key) DO UPDATE`) of current values, "everything we downloaded".
+            return randomIDs(int(1...6)).compactMap { rows[$0]?.decoded }.map {
+                var item = $0
+                item.id = nil
+                return .upsert(ItemData(item))
+            }
+        case 2:
+            // A rewrite of every row.
+            return [.sql("UPDATE item SET \(every)", [])]
+        case 3:
+            // An SQL upsert of every row onto itself.
+            return [
+                .sql(
+                    """
+                    INSERT INTO item (id, rank, value, stamp, name, category, score, key, flag) \
+                    SELECT id, rank, value, stamp, name, category, score, key, flag FROM item WHERE true \
+                    ON CONFLICT(id) DO UPDATE SET rank = excluded.rank, value = excluded.value, stamp = excluded.stamp, \
+                    name = excluded.name, category = excluded.category, score = excluded.score, key = excluded.key, \
+                    flag = excluded.flag
+                    """, [])
+            ]
+        default:
+            // Values SQLite stores back as they are: an integral real in the integer column
+            // (typeof checked, so a real stays what it is), a text copy of a text.
+            return [
+                .sql(
+                    "UPDATE item SET rank = CASE WHEN typeof(rank) = 'integer' AND rank BETWEEN -4503599627370496 AND 4503599627370496 THEN CAST(rank AS REAL) ELSE rank END, category = category || '' WHERE id % 2 = ?",
+                    [.int(Int64(int(0...1)))])
+            ]
+        }
+    }
+
+    /// One real change of sort keys in a statement that sets every other row to its values:
+    /// only that row is reported, with the moves it makes.
+    mutating func changeBesideUnchanged() -> [Write] {
+        guard let id = randomIDs(1).first else { return [] }
+        return [
+            .sql(
+                "UPDATE item SET rank = CASE WHEN id = ? THEN ? ELSE rank END, name = name, flag = flag",
+                [.int(id), .int(rank())])
+        ]
+    }
+
+    /// A write to a second, small table (not an entity any controller lists), by another
+    /// connection followed by `store.synchronize()`, or through the store: no controller
+    /// may deliver anything.
+    mutating func otherTableWrite() -> Operation {
+        nextKey += 1
+        let writes: [Write] = [
+            .sql("CREATE TABLE IF NOT EXISTS \(Write.otherTable) (id INTEGER PRIMARY KEY, note TEXT)", []),
+            .sql("INSERT INTO \(Write.otherTable) (note) VALUES (?)", [.string("n\(nextKey)")]),
+            .sql("UPDATE \(Write.otherTable) SET note = note || '+' WHERE id % 3 = ?", [.int(Int64(int(0...2)))]),
+        ]
+        return fileStore && chance(0.7) ? .external(writes) : .write(writes)
     }
 
     mutating func externalWrites(_ rows: [Int64: StoredRow]) -> [Write] {

@@ -170,6 +170,21 @@ enum Write: Codable, Equatable, Sendable, CustomStringConvertible {
 
     /// Rows whose stored values may become undecodable through this write.
     var isRaw: Bool { if case .sql = self { true } else { false } }
+
+    /// A second, small table beside `item`, written by raw SQL only: no controller lists it.
+    static let otherTable = "side_note"
+
+    /// Whether the write is to ``otherTable``.
+    var writesOtherTable: Bool {
+        if case .sql(let sql, _) = self { sql.contains(Self.otherTable) } else { false }
+    }
+
+    /// Rowids that `writes` delete and insert again: a row replaced with the same values is
+    /// touched, and may be reported as updated.
+    static func replacedIDs(_ writes: [Write]) -> Set<Int64> {
+        let deleted = Set(writes.compactMap { if case .delete(let id) = $0 { id } else { nil } })
+        return Set(writes.compactMap { if case .insert(let d) = $0 { d.item.id?.rawValue } else { nil } }).intersection(deleted)
+    }
 }
 
 /// One step of a workload: a transaction, a controller's life event, or both at once.

@@ -461,6 +461,11 @@ enum MoveRules {
             if changed.contains(id) && !move.isUpdated { problem("row \(id) changed and moved without isUpdated") }
         }
         for id in updated where !touched.contains(id) { problem("row \(id) was not touched but updated") }
+        // An update is a changed stored value: a row set to the values it has is not one.
+        for id in updated where !changed.contains(id) { problem("row \(id) is reported updated but no stored value changed") }
+        for (id, move) in moved where move.isUpdated && !changed.contains(id) {
+            problem("row \(id) moved as updated but no stored value changed")
+        }
         for id in deleted.intersection(inserted) {
             guard let from = oldPlace[id], let to = newPlace[id] else { continue }
             if !deletedSections.contains(from.section) && !insertedSections.contains(to.section) {
