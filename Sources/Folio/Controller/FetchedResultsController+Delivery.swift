@@ -55,39 +55,60 @@ extension FetchedResultsController {
     /// Applies a change set. `changed` are the rows touched since the previous delivery:
     /// records loaded before and not among them are handed to the new results; `nil`
     /// (unknown, a reload, a request change) hands none over.
+    ///
+    /// The order is what ``FetchedResultsControllerDelegate`` documents: the "will" and the
+    /// per-change callbacks see the state before the change; the new state is installed
+    /// right before ``FetchedResultsControllerDelegate/controllerDidChangeContent(_:)``,
+    /// which, with the change-set and snapshot callbacks, ``changes`` and ``updates``, sees it.
     func deliver(_ change: ChangeSet, newState: ResultsState, changed: Set<Int64>? = nil) {
-        let oldSections = delegate == nil ? [] : sections
+        let generation = self.generation
+        if let delegate {
+            delegate.controllerWillChangeContent(self)
+            if !change.isReload { reportChanges(change, newState: newState, to: delegate) }
+            // A delegate that fetched again or set another request from a callback replaced
+            // the results: this change set no longer leads anywhere (the fetch reported its own).
+            guard generation == self.generation else { return }
+        }
         let held = changed.flatMap { changed in results?.loader.heldRecords(excluding: changed) } ?? [:]
         setPresented(newState)
         inheritedRecords = held
         changeSubscribers.yield(change)
         if !updateSubscribers.isEmpty { updateSubscribers.yield(ControllerUpdate(changes: change, snapshot: snapshot)) }
         guard let delegate else { return }
-        delegate.controllerWillChangeContent(self)
-        if !change.isReload {
-            let newSections = sections
-            for index in change.deletedSections {
-                delegate.controller(self, didChange: oldSections[index], atSectionIndex: index, for: .delete)
-            }
-            for index in change.insertedSections {
-                delegate.controller(self, didChange: newSections[index], atSectionIndex: index, for: .insert)
-            }
-            for (path, id) in zip(change.deletedItems, change.deletedIdentifiers) {
-                delegate.controller(self, didChangeObject: id, at: path, for: .delete, newIndexPath: nil)
-            }
-            for (path, id) in zip(change.insertedItems, change.insertedIdentifiers) {
-                delegate.controller(self, didChangeObject: id, at: nil, for: .insert, newIndexPath: path)
-            }
-            for (move, id) in zip(change.movedItems, change.movedIdentifiers) {
-                delegate.controller(self, didChangeObject: id, at: move.from, for: .move, newIndexPath: move.to)
-            }
-            for (path, id) in zip(change.updatedItems, change.updatedIdentifiers) {
-                delegate.controller(self, didChangeObject: id, at: path, for: .update, newIndexPath: nil)
-            }
-        }
         delegate.controllerDidChangeContent(self)
         delegate.controller(self, didChangeContentWith: change)
         delegate.controller(self, didChangeContentWith: snapshot)
+    }
+
+    /// The section and object callbacks of `change`, while the old state is shown; inserted
+    /// sections are described as they will be in `newState`.
+    private func reportChanges(
+        _ change: ChangeSet, newState: ResultsState, to delegate: any FetchedResultsControllerDelegate<R>
+    ) {
+        if !change.deletedSections.isEmpty {
+            let oldSections = sections
+            for index in change.deletedSections {
+                delegate.controller(self, didChange: oldSections[index], atSectionIndex: index, for: .delete)
+            }
+        }
+        if !change.insertedSections.isEmpty {
+            let newSections = sections(of: newState)
+            for index in change.insertedSections {
+                delegate.controller(self, didChange: newSections[index], atSectionIndex: index, for: .insert)
+            }
+        }
+        for (path, id) in zip(change.deletedItems, change.deletedIdentifiers) {
+            delegate.controller(self, didChangeObject: id, at: path, for: .delete, newIndexPath: nil)
+        }
+        for (path, id) in zip(change.insertedItems, change.insertedIdentifiers) {
+            delegate.controller(self, didChangeObject: id, at: nil, for: .insert, newIndexPath: path)
+        }
+        for (move, id) in zip(change.movedItems, change.movedIdentifiers) {
+            delegate.controller(self, didChangeObject: id, at: move.from, for: .move, newIndexPath: move.to)
+        }
+        for (path, id) in zip(change.updatedItems, change.updatedIdentifiers) {
+            delegate.controller(self, didChangeObject: id, at: path, for: .update, newIndexPath: nil)
+        }
     }
 
     /// Every change set from now on, one per commit that changed the results, in commit
