@@ -26,6 +26,8 @@ extension FetchedResultsController {
         case .change(let change, let state, let changed, let token):
             lastError = nil
             deliver(change, newState: state, changed: changed)
+            // A delegate callback that fetched again replaced `live`: this state is not shown.
+            guard source === live else { break }
             if let token, let (url, fingerprint) = liveCache {
                 scheduleCacheWrite(state, fingerprint: fingerprint, token: token, to: url, delay: true)
             }
@@ -54,13 +56,16 @@ extension FetchedResultsController {
 
     /// Applies a change set. `changed` are the rows touched since the previous delivery:
     /// records loaded before and not among them are handed to the new results; `nil`
-    /// (unknown, a reload, a request change) hands none over.
+    /// (unknown, a reload, a request change) hands none over. `newRequest`, for a request
+    /// change, becomes ``fetchRequest`` with the new state.
     ///
     /// The order is what ``FetchedResultsControllerDelegate`` documents: the "will" and the
     /// per-change callbacks see the state before the change; the new state is installed
     /// right before ``FetchedResultsControllerDelegate/controllerDidChangeContent(_:)``,
     /// which, with the change-set and snapshot callbacks, ``changes`` and ``updates``, sees it.
-    func deliver(_ change: ChangeSet, newState: ResultsState, changed: Set<Int64>? = nil) {
+    func deliver(
+        _ change: ChangeSet, newState: ResultsState, changed: Set<Int64>? = nil, newRequest: RecordRequest<R>? = nil
+    ) {
         let generation = self.generation
         if let delegate {
             delegate.controllerWillChangeContent(self)
@@ -70,6 +75,7 @@ extension FetchedResultsController {
             guard generation == self.generation else { return }
         }
         let held = changed.flatMap { changed in results?.loader.heldRecords(excluding: changed) } ?? [:]
+        if let newRequest { fetchRequest = newRequest }
         setPresented(newState)
         inheritedRecords = held
         changeSubscribers.yield(change)
