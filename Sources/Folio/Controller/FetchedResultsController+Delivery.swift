@@ -66,10 +66,10 @@ extension FetchedResultsController {
     func deliver(
         _ change: ChangeSet, newState: ResultsState, changed: Set<Int64>? = nil, newRequest: RecordRequest<R>? = nil
     ) {
-        let generation = self.generation
         if let delegate {
+            let generation = self.generation
             delegate.controllerWillChangeContent(self)
-            if !change.isReload { reportChanges(change, newState: newState, to: delegate) }
+            if !change.isReload { reportChanges(change, newState: newState, to: delegate, generation: generation) }
             // A delegate that fetched again or set another request from a callback replaced
             // the results: this change set no longer leads anywhere (the fetch reported its own).
             guard generation == self.generation else { return }
@@ -87,32 +87,36 @@ extension FetchedResultsController {
     }
 
     /// The section and object callbacks of `change`, while the old state is shown; inserted
-    /// sections are described as they will be in `newState`.
+    /// sections are described as they will be in `newState`. Stops when a callback fetched
+    /// again or set another request (`generation` moved).
     private func reportChanges(
-        _ change: ChangeSet, newState: ResultsState, to delegate: any FetchedResultsControllerDelegate<R>
+        _ change: ChangeSet, newState: ResultsState, to delegate: any FetchedResultsControllerDelegate<R>,
+        generation: Int
     ) {
-        if !change.deletedSections.isEmpty {
-            let oldSections = sections
-            for index in change.deletedSections {
-                delegate.controller(self, didChange: oldSections[index], atSectionIndex: index, for: .delete)
-            }
+        let oldSections = change.deletedSections.isEmpty ? [] : sections
+        for index in change.deletedSections {
+            guard generation == self.generation else { return }
+            delegate.controller(self, didChange: oldSections[index], atSectionIndex: index, for: .delete)
         }
-        if !change.insertedSections.isEmpty {
-            let newSections = sections(of: newState)
-            for index in change.insertedSections {
-                delegate.controller(self, didChange: newSections[index], atSectionIndex: index, for: .insert)
-            }
+        let newSections = change.insertedSections.isEmpty ? [] : sections(of: newState)
+        for index in change.insertedSections {
+            guard generation == self.generation else { return }
+            delegate.controller(self, didChange: newSections[index], atSectionIndex: index, for: .insert)
         }
         for (path, id) in zip(change.deletedItems, change.deletedIdentifiers) {
+            guard generation == self.generation else { return }
             delegate.controller(self, didChangeObject: id, at: path, for: .delete, newIndexPath: nil)
         }
         for (path, id) in zip(change.insertedItems, change.insertedIdentifiers) {
+            guard generation == self.generation else { return }
             delegate.controller(self, didChangeObject: id, at: nil, for: .insert, newIndexPath: path)
         }
         for (move, id) in zip(change.movedItems, change.movedIdentifiers) {
+            guard generation == self.generation else { return }
             delegate.controller(self, didChangeObject: id, at: move.from, for: .move, newIndexPath: move.to)
         }
         for (path, id) in zip(change.updatedItems, change.updatedIdentifiers) {
+            guard generation == self.generation else { return }
             delegate.controller(self, didChangeObject: id, at: path, for: .update, newIndexPath: nil)
         }
     }

@@ -52,6 +52,8 @@ final class StateRecordingDelegate: FetchedResultsControllerDelegate {
     var changeSets: [ChangeSet] = []
     /// Per-change callbacks whose index paths do not describe the state shown.
     var mismatches: [String] = []
+    /// The sections deleted so far by the change being delivered (their rows may be inserted elsewhere).
+    var deletedSections: Set<Int> = []
 
     func reset() {
         will = []
@@ -64,6 +66,7 @@ final class StateRecordingDelegate: FetchedResultsControllerDelegate {
 
     func controllerWillChangeContent(_ controller: FetchedResultsController<Article>) {
         will.append(ShownState(controller))
+        deletedSections = []
     }
 
     func controller(
@@ -74,6 +77,7 @@ final class StateRecordingDelegate: FetchedResultsControllerDelegate {
         let shown = controller.sections
         switch type {
         case .delete:
+            deletedSections.insert(sectionIndex)
             if sectionIndex >= shown.count || shown[sectionIndex].name != section.name {
                 mismatches.append("deleted section \(sectionIndex) \(section.name) is not shown there")
             }
@@ -91,7 +95,10 @@ final class StateRecordingDelegate: FetchedResultsControllerDelegate {
         perChange.append(ShownState(controller))
         switch type {
         case .insert:
-            if controller.indexPath(for: id) != nil { mismatches.append("inserted \(id) already shown") }
+            // Not shown, or shown in a section this change deletes (it leaves it for another).
+            if let shownAt = controller.indexPath(for: id), !deletedSections.contains(shownAt.section) {
+                mismatches.append("inserted \(id) already shown at \(shownAt)")
+            }
         case .delete, .update, .move:
             if let indexPath, controller.identifier(at: indexPath) != id {
                 mismatches.append("\(type) \(id) is not at its old index path \(indexPath)")
