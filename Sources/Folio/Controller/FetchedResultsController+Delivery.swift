@@ -26,6 +26,8 @@ extension FetchedResultsController {
         case .change(let change, let state, let changed, let token):
             lastError = nil
             deliver(change, newState: state, changed: changed)
+            // A delegate callback that fetched again replaced `live`: this state is not shown.
+            guard source === live else { break }
             if let token, let (url, fingerprint) = liveCache {
                 scheduleCacheWrite(state, fingerprint: fingerprint, token: token, to: url, delay: true)
             }
@@ -54,40 +56,69 @@ extension FetchedResultsController {
 
     /// Applies a change set. `changed` are the rows touched since the previous delivery:
     /// records loaded before and not among them are handed to the new results; `nil`
-    /// (unknown, a reload, a request change) hands none over.
-    func deliver(_ change: ChangeSet, newState: ResultsState, changed: Set<Int64>? = nil) {
-        let oldSections = delegate == nil ? [] : sections
+    /// (unknown, a reload, a request change) hands none over. `newRequest`, for a request
+    /// change, becomes ``fetchRequest`` with the new state.
+    ///
+    /// The order is what ``FetchedResultsControllerDelegate`` documents: the "will" and the
+    /// per-change callbacks see the state before the change; the new state is installed
+    /// right before ``FetchedResultsControllerDelegate/controllerDidChangeContent(_:)``,
+    /// which, with the change-set and snapshot callbacks, ``changes`` and ``updates``, sees it.
+    func deliver(
+        _ change: ChangeSet, newState: ResultsState, changed: Set<Int64>? = nil, newRequest: RecordRequest<R>? = nil
+    ) {
+        if let delegate {
+            let generation = self.generation
+            delegate.controllerWillChangeContent(self)
+            if !change.isReload { reportChanges(change, newState: newState, to: delegate, generation: generation) }
+            // A delegate that fetched again or set another request from a callback replaced
+            // the results: this change set no longer leads anywhere (the fetch reported its own).
+            guard generation == self.generation else { return }
+        }
         let held = changed.flatMap { changed in results?.loader.heldRecords(excluding: changed) } ?? [:]
+        if let newRequest { fetchRequest = newRequest }
         setPresented(newState)
         inheritedRecords = held
         changeSubscribers.yield(change)
         if !updateSubscribers.isEmpty { updateSubscribers.yield(ControllerUpdate(changes: change, snapshot: snapshot)) }
         guard let delegate else { return }
-        delegate.controllerWillChangeContent(self)
-        if !change.isReload {
-            let newSections = sections
-            for index in change.deletedSections {
-                delegate.controller(self, didChange: oldSections[index], atSectionIndex: index, for: .delete)
-            }
-            for index in change.insertedSections {
-                delegate.controller(self, didChange: newSections[index], atSectionIndex: index, for: .insert)
-            }
-            for (path, id) in zip(change.deletedItems, change.deletedIdentifiers) {
-                delegate.controller(self, didChangeObject: id, at: path, for: .delete, newIndexPath: nil)
-            }
-            for (path, id) in zip(change.insertedItems, change.insertedIdentifiers) {
-                delegate.controller(self, didChangeObject: id, at: nil, for: .insert, newIndexPath: path)
-            }
-            for (move, id) in zip(change.movedItems, change.movedIdentifiers) {
-                delegate.controller(self, didChangeObject: id, at: move.from, for: .move, newIndexPath: move.to)
-            }
-            for (path, id) in zip(change.updatedItems, change.updatedIdentifiers) {
-                delegate.controller(self, didChangeObject: id, at: path, for: .update, newIndexPath: nil)
-            }
-        }
         delegate.controllerDidChangeContent(self)
         delegate.controller(self, didChangeContentWith: change)
         delegate.controller(self, didChangeContentWith: snapshot)
+    }
+
+    /// The section and object callbacks of `change`, while the old state is shown; inserted
+    /// sections are described as they will be in `newState`. Stops when a callback fetched
+    /// again or set another request (`generation` moved).
+    private func reportChanges(
+        _ change: ChangeSet, newState: ResultsState, to delegate: any FetchedResultsControllerDelegate<R>,
+        generation: Int
+    ) {
+        let oldSections = change.deletedSections.isEmpty ? [] : sections
+        for index in change.deletedSections {
+            guard generation == self.generation else { return }
+            delegate.controller(self, didChange: oldSections[index], atSectionIndex: index, for: .delete)
+        }
+        let newSections = change.insertedSections.isEmpty ? [] : sections(of: newState)
+        for index in change.insertedSections {
+            guard generation == self.generation else { return }
+            delegate.controller(self, didChange: newSections[index], atSectionIndex: index, for: .insert)
+        }
+        for (path, id) in zip(change.deletedItems, change.deletedIdentifiers) {
+            guard generation == self.generation else { return }
+            delegate.controller(self, didChangeObject: id, at: path, for: .delete, newIndexPath: nil)
+        }
+        for (path, id) in zip(change.insertedItems, change.insertedIdentifiers) {
+            guard generation == self.generation else { return }
+            delegate.controller(self, didChangeObject: id, at: nil, for: .insert, newIndexPath: path)
+        }
+        for (move, id) in zip(change.movedItems, change.movedIdentifiers) {
+            guard generation == self.generation else { return }
+            delegate.controller(self, didChangeObject: id, at: move.from, for: .move, newIndexPath: move.to)
+        }
+        for (path, id) in zip(change.updatedItems, change.updatedIdentifiers) {
+            guard generation == self.generation else { return }
+            delegate.controller(self, didChangeObject: id, at: path, for: .update, newIndexPath: nil)
+        }
     }
 
     /// Every change set from now on, one per commit that changed the results, in commit

@@ -68,15 +68,16 @@ extension FetchedResultsController {
         _ = nextGeneration()
         let load = try makeLoad(request)
         let loaded = try read(load)
-        fetchRequest = request
         let state = install(load, loaded)
         guard let old = presented else {
+            fetchRequest = request
             setPresented(state)
             return ChangeSet()
         }
         // Too many rows to compare on the main actor: a reload (see ReloadPolicy).
         let change = ReloadPolicy.requestChange(from: old, to: state)
-        deliver(change, newState: state)
+        // The delegate's "will" callbacks still see the old request and its rows.
+        deliver(change, newState: state, newRequest: request)
         return change
     }
 

@@ -25,6 +25,14 @@ extension FetchedResultsController {
     public var sections: [SectionInfo] {
         if let sectionInfos { return sectionInfos }
         guard let presented else { return [] }
+        let infos = sections(of: presented)
+        sectionInfos = infos
+        return infos
+    }
+
+    /// The sections of `presented`, which need not be the state shown (a delivery computes
+    /// the sections it inserts before it installs them).
+    func sections(of presented: ResultsState) -> [SectionInfo] {
         var infos: [SectionInfo] = []
         infos.reserveCapacity(presented.runs.count)
         var offset = 0
@@ -44,7 +52,6 @@ extension FetchedResultsController {
                     offset: offset, isNil: presented.sectioned && run.value.isNull))
             offset += run.count
         }
-        sectionInfos = infos
         return infos
     }
 

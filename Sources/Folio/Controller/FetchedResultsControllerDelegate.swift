@@ -31,23 +31,61 @@ public enum TrackingMode: Sendable, Hashable {
 /// moves, updates); ``controllerDidChangeContent(_:)``; then the change set and the
 /// snapshot variants. ``controller(_:didFailWith:)`` comes alone, when a commit could not
 /// be followed. Every method has an empty default implementation.
+///
+/// ## What the controller shows during each callback
+///
+/// As in Core Data, the "will" callback comes before the controller processes the change:
+///
+/// | callback | `sections`, `fetchedObjects`, `object(at:)`, `identifier(at:)`, `indexPath(for:)`, `snapshot` |
+/// |---|---|
+/// | ``controllerWillChangeContent(_:)`` | the state before the commit |
+/// | section and object changes | the state before the commit |
+/// | ``controllerDidChangeContent(_:)`` | the state after the commit |
+/// | change set and snapshot variants | the state after the commit |
+///
+/// The new state is installed at one point: after the last section or object callback,
+/// right before ``controllerDidChangeContent(_:)``. So a delegate can record what it had
+/// in the "will" callback and compare in the "did" one, and the index paths of the
+/// per-change callbacks are what they say: a deletion's, move's or update's `indexPath`
+/// is a position in the state the controller still shows; an insertion's or move's
+/// `newIndexPath` is a position in the state shown from ``controllerDidChangeContent(_:)``
+/// on (what `UITableView`'s batch updates expect: deletions at old positions, insertions at
+/// new ones, the data source reporting the new counts when the updates end). To read an
+/// inserted record, use its identifier, or wait for ``controllerDidChangeContent(_:)``.
+/// (Core Data does not document what its per-object callbacks see; Folio defines it.)
+///
+/// Identifiers and positions are exactly the old state's. A record read with `object(at:)`
+/// before the new state is installed is the one already loaded, or else read from the
+/// database as it is now: a row the commit deleted reads as `nil`, and one the commit
+/// updated, if not loaded before, reads with its new values.
+///
+/// A ``ChangeSet/reload`` has no section or object callbacks: the "will" callback sees the
+/// old state, ``controllerDidChangeContent(_:)`` the new one. A request change
+/// (``FetchedResultsController/setRequest(_:)``) is delivered the same way as a commit,
+/// before `setRequest` returns. If a callback fetches again or sets another request, the
+/// change being delivered is abandoned: no further callback comes for it and the
+/// controller shows what that fetch or request produced.
 @MainActor
 public protocol FetchedResultsControllerDelegate<ResultType>: AnyObject {
     /// The record type of the controller.
     associatedtype ResultType: PersistentRecord
 
-    /// A commit changed the results; changes follow.
+    /// A commit changed the results; changes follow. The controller still shows the state
+    /// before the commit.
     func controllerWillChangeContent(_ controller: FetchedResultsController<ResultType>)
-    /// A section was inserted (new index) or deleted (old index).
+    /// A section was inserted (new index) or deleted (old index). The controller still shows
+    /// the state before the commit; an inserted section is described as it will be.
     func controller(
         _ controller: FetchedResultsController<ResultType>, didChange section: SectionInfo,
         atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType)
     /// A row changed: deletions and updates at `indexPath` (old), insertions at
-    /// `newIndexPath`, moves from one to the other.
+    /// `newIndexPath` (new), moves from one to the other. The controller still shows the
+    /// state before the commit.
     func controller(
         _ controller: FetchedResultsController<ResultType>, didChangeObject id: RecordID,
         at indexPath: IndexPath?, for type: FetchedResultsChangeType, newIndexPath: IndexPath?)
-    /// The changes of the commit have all been reported.
+    /// The changes of the commit have all been reported; the controller shows the state
+    /// after the commit.
     func controllerDidChangeContent(_ controller: FetchedResultsController<ResultType>)
     /// The whole change of the commit, for `performBatchUpdates`.
     func controller(_ controller: FetchedResultsController<ResultType>, didChangeContentWith changes: ChangeSet)

@@ -94,14 +94,20 @@ public struct RecordRequest<R: PersistentRecord>: Sendable {
 }
 
 /// One `ORDER BY` term.
-struct OrderTerm: Sendable, Hashable {
+struct OrderTerm: Sendable {
     var column: String
     var type: AttributeType?
     var descending: Bool
 }
 
 /// A fetch request checked against its entity and translated to SQL fragments.
-struct CompiledQuery: Sendable, Hashable {
+///
+/// Two compiled queries are equal only when they select and order the same rows for
+/// SQLite: every text (table, columns, SQL, the full-text query) byte for byte, every bound
+/// value with its storage class and bytes (see ``SQLFragment``), the same window. Swift's
+/// `String` equality (canonical equivalence) is never used: `"é"` and `"e\u{301}"` are
+/// different queries, as they are to SQLite.
+struct CompiledQuery: Sendable {
     var table: String
     var columns: [String]
     /// The predicate's translation.
@@ -135,6 +141,41 @@ struct CompiledQuery: Sendable, Hashable {
         text += ";limit=\(limit.map(String.init) ?? "-");offset=\(offset.map(String.init) ?? "-")"
         return text
     }
+}
+
+extension CompiledQuery: Hashable {
+    static func == (a: CompiledQuery, b: CompiledQuery) -> Bool {
+        guard a.limit == b.limit, a.offset == b.offset, a.predicate == b.predicate,
+            sameBytes(a.table, b.table), a.columns.count == b.columns.count,
+            zip(a.columns, b.columns).allSatisfy({ sameBytes($0, $1) }), a.order.count == b.order.count,
+            zip(a.order, b.order).allSatisfy({
+                sameBytes($0.column, $1.column) && $0.type == $1.type && $0.descending == $1.descending
+            })
+        else { return false }
+        switch (a.search, b.search) {
+        case (nil, nil): return true
+        case (let x?, let y?):
+            return x.ranked == y.ranked && sameBytes(x.table, y.table)
+                && sameBytes(x.query ?? "", y.query ?? "") && (x.query == nil) == (y.query == nil)
+        default: return false
+        }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(predicate)
+        hasher.combine(Array(table.utf8))
+        hasher.combine(order.count)
+        for term in order {
+            hasher.combine(Array(term.column.utf8))
+            hasher.combine(term.descending)
+        }
+        hasher.combine(limit)
+        hasher.combine(offset)
+        hasher.combine(search.map { Array(($0.query ?? "").utf8) })
+    }
+
+    /// Whether two texts are the same bytes (not merely canonically equivalent).
+    static func sameBytes(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
 }
 
 extension RecordRequest {

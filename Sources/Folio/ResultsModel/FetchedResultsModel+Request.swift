@@ -131,11 +131,20 @@ extension FetchedResultsModel {
     }
 
     /// Whether two requests select, order and load the same rows: the same SQL (predicate,
-    /// search, order, limit and offset, as compiled), the same search as typed, and the same
-    /// batching. A request that does not compile is never the same.
-    private static func selectsTheSame(_ a: RecordRequest<R>, _ b: RecordRequest<R>) -> Bool {
+    /// search, order, limit and offset, as compiled) with the same bound values, the same
+    /// search as typed, and the same batching. A request that does not compile is never the
+    /// same.
+    ///
+    /// Texts and values are compared as SQLite compares them, never with Swift's `String`
+    /// equality (canonical equivalence): a predicate on `"e\u{301}"` and one on `"é"` select
+    /// different rows, and so do `1` and `1.0` against a text column (see `CompiledQuery`'s
+    /// equality). So is the search as typed, byte for byte, so that the request the model
+    /// shows is always the one last set.
+    static func selectsTheSame(_ a: RecordRequest<R>, _ b: RecordRequest<R>) -> Bool {
         guard a.batchSize == b.batchSize, a.maxBatchesInMemory == b.maxBatchesInMemory,
-            a.estimatedResultCount == b.estimatedResultCount, a.search?.text == b.search?.text,
+            a.estimatedResultCount == b.estimatedResultCount,
+            (a.search == nil) == (b.search == nil),
+            CompiledQuery.sameBytes(a.search?.text ?? "", b.search?.text ?? ""),
             a.search?.attributes == b.search?.attributes, a.search?.matchesPrefixes == b.search?.matchesPrefixes,
             a.search?.ranksByRelevance == b.search?.ranksByRelevance,
             let first = try? a.compile(requireSort: true), let second = try? b.compile(requireSort: true)

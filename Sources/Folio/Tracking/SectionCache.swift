@@ -45,11 +45,23 @@ public enum SectionCache {
         case rebuilt(String)
     }
 
+    /// What the cache was computed for. Its texts are compared byte for byte, never with
+    /// Swift's `String` equality (canonical equivalence): the query's bound values are spelled
+    /// exactly (storage class, bytes, bits: see `SQLFragment.fingerprint`), so a cache for
+    /// `"e\u{301}"` is not reused for `"é"`, nor one for `1` for `1.0`.
     struct Fingerprint: Codable, Equatable, Sendable {
         var entity: String
         var versionHash: String
         var query: String
         var sectionKey: String
+
+        static func == (a: Fingerprint, b: Fingerprint) -> Bool {
+            same(a.entity, b.entity) && same(a.versionHash, b.versionHash) && same(a.query, b.query)
+                && same(a.sectionKey, b.sectionKey)
+        }
+
+        /// Whether two texts are the same bytes.
+        static func same(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
     }
 
     private struct Header: Codable {
@@ -161,10 +173,11 @@ public enum SectionCache {
                 return .failure("unreadable header")
             }
             if written.database != token.database { return .failure("the cache belongs to another database") }
-            if header.fingerprint.entity != fingerprint.entity { return .failure("entity differs") }
-            if header.fingerprint.versionHash != fingerprint.versionHash { return .failure("entity version hash differs") }
-            if header.fingerprint.query != fingerprint.query { return .failure("fetch request differs") }
-            if header.fingerprint.sectionKey != fingerprint.sectionKey { return .failure("section key differs") }
+            let stored = header.fingerprint, same = Fingerprint.same
+            if !same(stored.entity, fingerprint.entity) { return .failure("entity differs") }
+            if !same(stored.versionHash, fingerprint.versionHash) { return .failure("entity version hash differs") }
+            if !same(stored.query, fingerprint.query) { return .failure("fetch request differs") }
+            if !same(stored.sectionKey, fingerprint.sectionKey) { return .failure("section key differs") }
             if written.change != token.change { return .failure("the store changed since the cache was written") }
             // Every number from the file is checked before it is used.
             let idsStart = headerStart + headerLength
