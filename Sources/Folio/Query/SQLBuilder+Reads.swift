@@ -128,8 +128,9 @@ extension SQLBuilder {
             length += " WHEN \(bytes) < x'\(String(bound, radix: 16, uppercase: true))' THEN \(FirstLetter.lengths[index].length)"
         }
         length += " ELSE \(FirstLetter.lengths.last!.length) END"
+        // `substr` of an empty blob is NULL: coalesce gives the empty text and blob back.
         return SQLFragment(
-            "CASE typeof(\(value)) WHEN 'text' THEN CAST(substr(\(bytes), 1, \(length)) AS TEXT)"
-                + " WHEN 'blob' THEN substr(\(value), 1, 1) ELSE \(value) END")
+            "CASE typeof(\(value)) WHEN 'text' THEN coalesce(CAST(substr(\(bytes), 1, \(length)) AS TEXT), '')"
+                + " WHEN 'blob' THEN coalesce(substr(\(value), 1, 1), x'') ELSE \(value) END")
     }
 }

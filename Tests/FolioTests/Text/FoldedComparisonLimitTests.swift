@@ -21,7 +21,8 @@ struct FoldedComparisonLimitTests {
         // SQL: by the folded key's bytes, the jamo (E1 84 …) before 中 (E4 B8 AD).
         #expect(fetched == ["한", "가", "a"])
         // In memory: Swift composes the jamo, and 한 (U+D55C) and 가 (U+AC00) come after 中.
-        let evaluated = Set(try [Person("한"), Person("가"), Person("中"), Person("a")].filter { try predicate.evaluate($0) }.map(\.name))
+        let evaluated = Set(
+            try [Person("한"), Person("가"), Person("中"), Person("a")].filter { try predicate.evaluate($0) }.map(\.name))
         #expect(evaluated == ["a"])
         // The keys are the jamo; equality agrees on both sides.
         #expect(Array(TextFolding.fold("한").unicodeScalars) == ["\u{1112}", "\u{1161}", "\u{11AB}"])
@@ -35,7 +36,7 @@ struct FoldedComparisonLimitTests {
     /// and `"a\0b"` found "b … a" too.
     @Test func aNULInsideASearchWordMakesAPhraseLikeAHyphen() throws {
         #expect(SearchText.terms(of: "alpha\0beta", prefixes: false) == [.init(text: "alpha beta", prefix: false)])
-        #expect(SearchText.terms(of: "alpha-beta", prefixes: false) == [.init(text: "alpha beta", prefix: false)])
+        #expect(SearchText.terms(of: "alpha-beta", prefixes: false) == [.init(text: "alpha-beta", prefix: false)])
         #expect(SearchText.terms(of: "\0 \0\0", prefixes: false).isEmpty)
         #expect(SearchText.terms(of: "al\0*", prefixes: false) == [.init(text: "al ", prefix: true)])
         let store = try Store.inMemory(records: [Person.self])
