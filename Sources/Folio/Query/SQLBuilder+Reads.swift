@@ -128,9 +128,14 @@ extension SQLBuilder {
             length += " WHEN \(bytes) < x'\(String(bound, radix: 16, uppercase: true))' THEN \(FirstLetter.lengths[index].length)"
         }
         length += " ELSE \(FirstLetter.lengths.last!.length) END"
-        // `substr` of an empty blob is NULL: coalesce gives the empty text and blob back.
+        // First, text whose first byte is 01–7F (compared by bytes, whatever the column's
+        // collation): `substr` is exact there and costs about half as much (the byte path
+        // adds about 100 ns a row in SQLite, this about 50). `substr` of an empty blob is
+        // NULL: coalesce gives the empty text and blob back.
+        let binary = "\(value) COLLATE BINARY"
         return SQLFragment(
-            "CASE typeof(\(value)) WHEN 'text' THEN coalesce(CAST(substr(\(bytes), 1, \(length)) AS TEXT), '')"
-                + " WHEN 'blob' THEN coalesce(substr(\(value), 1, 1), x'') ELSE \(value) END")
+            "CASE WHEN \(binary) >= CAST(x'01' AS TEXT) AND \(binary) < CAST(x'80' AS TEXT) THEN substr(\(value), 1, 1)"
+                + " WHEN typeof(\(value)) = 'text' THEN coalesce(CAST(substr(\(bytes), 1, \(length)) AS TEXT), '')"
+                + " WHEN typeof(\(value)) = 'blob' THEN coalesce(substr(\(value), 1, 1), x'') ELSE \(value) END")
     }
 }
