@@ -51,6 +51,13 @@ public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomString
     /// by their bytes, so "a…" and "A…" are far apart and must be separate sections; the
     /// default index title upper-cases it.)
     ///
+    /// The first character is taken from the stored bytes: the first Unicode scalar of valid
+    /// UTF-8 (`"e\u{301}"` is in `"e"`, `"é"` in `"é"`), NUL included (`"\0x"` is in
+    /// `"\0"`); for bytes another program stored that are not UTF-8, as many bytes as the
+    /// first one announces (one when it cannot begin a sequence), so that sections are always
+    /// contiguous runs of the byte order. A number in the column is its own section, a blob
+    /// is in the section of its first byte. See <doc:SectionsAndCaches>.
+    ///
     /// Under a folded sort of the attribute (`SortDescriptor(\.title.folded)`, for an
     /// attribute declared `folded`), the sections are the first characters of the folded
     /// text instead — "Émile" and "emile" are both in "e" — as with `.firstLetter(\.title.folded)`.

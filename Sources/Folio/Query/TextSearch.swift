@@ -26,7 +26,8 @@ import Foundation
 ///   and `-` are searched as written, never interpreted.
 /// - The words are folded (`String.folded`) as the index is: "Café" finds "cafe",
 ///   "STRASSE" finds "Straße". Inside a word, characters other than letters, digits and
-///   marks separate words as the index does: `iPad-Pro` is the phrase "ipad pro".
+///   marks — NUL included — separate words as the index does: `iPad-Pro` and `iPad\0Pro`
+///   are the phrase "ipad pro".
 /// - A word with no letter or digit (`-`, `🙂`) is left out; a search with no word left
 ///   matches every record.
 ///
@@ -110,15 +111,19 @@ enum SearchText {
         // A word typed twice is one condition: a pasted text repeating a word thousands of
         // times would otherwise be as many phrases for the index to match (seconds each 100,000).
         var seen: Set<Term> = []
-        var scalars = Array(text.unicodeScalars)
-        // NUL separates words in the index; it would end the query text early.
-        for index in scalars.indices where scalars[index] == "\u{0}" { scalars[index] = " " }
+        let scalars = Array(text.unicodeScalars)
         var index = 0
         func add(_ raw: [Unicode.Scalar], starred: Bool) {
             var view = String.UnicodeScalarView()
             view.append(contentsOf: raw)
-            let folded = TextFolding.fold(String(view))
+            var folded = TextFolding.fold(String(view))
             guard folded.unicodeScalars.contains(where: isIndexedWordCharacter) else { return }
+            // Inside a word, NUL separates words as `-` does (the index's tokenizer makes no
+            // word of it): `a\0b` is the phrase "a b". A space says the same to FTS5 inside a
+            // phrase, and a NUL would end the query text early.
+            if folded.utf8.contains(0) {
+                folded = String(String.UnicodeScalarView(folded.unicodeScalars.map { $0 == "\u{0}" ? " " : $0 }))
+            }
             let term = Term(text: folded, prefix: starred || prefixes)
             if seen.insert(term).inserted { terms.append(term) }
         }

@@ -276,9 +276,9 @@ enum Oracle {
             case .category: "category"
             case .rank: "rank"
             case .day, .dayEast, .dayWest: "stamp"
-            case .firstLetter: "substr(name, 1, 1)"
+            case .firstLetter: "name"
             case .computed: "score"
-            case .foldedLetter: "substr(\(folded("name")), 1, 1)"
+            case .foldedLetter: folded("name")
             case .foldedCategory: folded("category")
             }
         var sql = "SELECT id, \(column) FROM item"
@@ -290,7 +290,8 @@ enum Oracle {
     static func sectionValue(_ raw: Stored, _ sections: ControllerSpec.Sections) -> Stored {
         switch sections {
         case .none: return .null
-        case .category, .rank, .firstLetter, .foldedLetter, .foldedCategory: return raw
+        case .category, .rank, .foldedCategory: return raw
+        case .firstLetter, .foldedLetter: return firstLetter(raw)
         case .day: return day(raw, offset: 0)
         case .dayEast: return day(raw, offset: ControllerSpec.eastOffset)
         case .dayWest: return day(raw, offset: ControllerSpec.westOffset)
@@ -302,6 +303,26 @@ enum Oracle {
             default: return .null  // does not decode as Int?: the transform sees no value
             }
             return ControllerSpec.bucketLabel(score).map(Stored.string) ?? .null
+        }
+    }
+
+    /// The first letter as `.firstLetter` documents it, on the stored bytes: the first byte's
+    /// whole UTF-8 sequence length (one byte for a byte that cannot lead one), clipped to the
+    /// text; a number is its own section, a blob's is its first byte.
+    static func firstLetter(_ raw: Stored) -> Stored {
+        switch raw {
+        case .text(let bytes):
+            guard let lead = bytes.first else { return raw }
+            let length =
+                switch lead {
+                case 0xC2...0xDF: 2
+                case 0xE0...0xEF: 3
+                case 0xF0...0xF4: 4
+                default: 1
+                }
+            return .text(Array(bytes.prefix(length)))
+        case .blob(let bytes): return .blob(Array(bytes.prefix(1)))
+        default: return raw
         }
     }
 

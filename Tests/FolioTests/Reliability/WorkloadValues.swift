@@ -327,11 +327,19 @@ enum Extremes {
         "", "a", "A", "b", "a\0b", "a\0", "\0", "\0a", "é", "e\u{301}", "K", "\u{212A}", "k", "ß", "SS", "ss", "😀", "🇫🇷",
         "🇫", "ǅ", "Z", "zz", "\u{FFFD}", "Ω", "\u{2126}", "ﬁ", "fi", "Ä", "A\u{308}", "mix\0é", "É", "Émile", "emile",
         "İ", "ı", "I", "\u{1E9E}", "Straße", "kelvin K", "ς",
+        // Leading NULs (a C-string `substr` put them in the "" section), combining marks
+        // first, skin tones and ZWJ families, 4-byte UTF-8.
+        "\0b", "\0\0", "\0é", "\u{301}a", "👍🏽", "👨‍👩‍👧", "𝄞", "\u{10FFFF}",
     ]
     /// Byte strings that are not valid UTF-8, written with `CAST(x'…' AS TEXT)`.
     static let invalidTexts: [[UInt8]] = [
         [0xFF, 0x41], [0xFE, 0x41], [0xC3], [0xC3, 0x41], [0xED, 0xA0, 0x80], [0xC0, 0xAF], [0x41, 0xFF], [0x80],
         [0xF4, 0x90, 0x80, 0x80], [0x4B, 0xFF, 0x00, 0x42],
+        // Around "é" (C3 A9): sections by a lead byte's whole sequence stay contiguous, a
+        // C3 section of C3 41 and C3 C3 would surround it. Truncated 3- and 4-byte
+        // sequences, a lone continuation byte after a NUL, invalid lead bytes.
+        [0xC3, 0xC3], [0xC3, 0xC3, 0x41], [0xC3, 0xA9, 0xFF], [0xE2, 0x82], [0xF0, 0x9F], [0xF0, 0x9F, 0x98],
+        [0x00, 0x80], [0x00], [0xC1, 0x81], [0xF5, 0x80], [0xBF],
     ]
     static let categories: [String?] = [
         nil, "", "a", "a\0b", "a\0", "é", "e\u{301}", "K", "\u{212A}", "ß", "SS", "🇫🇷", "b", "É", "A", "ss",
