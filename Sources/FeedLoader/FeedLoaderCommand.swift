@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Folio
 
-/// `feedloader`: the reference app of seeds/003 as a terminal program.
+/// `feedloader`: the reference app of "Why You Should Use NSFetchedResultsController?" as a terminal program.
 @main
 struct FeedLoaderCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

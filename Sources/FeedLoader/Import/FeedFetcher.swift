@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where a feed comes from: a file, a server (seeds/003's `FeedFetcher` and its
+/// Where a feed comes from: a file, a server (the reference app's `FeedFetcher` and its
 /// planned `ServerFeedFetcher`), or simulated live news.
 ///
 /// A fetcher only fetches bytes; ``FeedParser`` reads them (detecting the format from

@@ -41,7 +41,7 @@ struct ImportReport: Sendable, Equatable, CustomStringConvertible {
 
 /// Stores the items of a feed: new urls are inserted, known urls whose content changed
 /// are updated, and the rest is left alone — all in one transaction, so an import is
-/// stored whole or not at all (seeds/003's `FeedBuilder` and `FeedDataManager`).
+/// stored whole or not at all (the reference app's `FeedBuilder` and `FeedDataManager`).
 ///
 /// Malformed items are skipped and reported in ``ImportReport/problems``; the valid
 /// items are still imported.

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Fetches a feed over HTTP or HTTPS with URLSession: seeds/003's `ServerFeedFetcher`.
+/// Fetches a feed over HTTP or HTTPS with URLSession: the reference app's `ServerFeedFetcher`.
 ///
 /// One `GET`, with a timeout for the whole fetch, at most ``maximumRedirects`` redirects
 /// (the conditional headers follow them), and at most ``maximumBytes`` of body. With

@@ -139,7 +139,7 @@ extension Feed {
     ///
     /// | version | what changed |
     /// |---|---|
-    /// | 0 | `feed` (FeedLoader up to f4075a8; `feed_endpoint` added without a version) |
+    /// | 0 | `feed` (the first FeedLoader; `feed_endpoint` added without a version) |
     /// | 1 | `feed.starred`, false for the items already stored |
     /// | 2 | `feed.title` and `feed.source` searchable (folded keys and a full-text index) |
     /// | 3 | `feed.guid` (null) and `feed.undated` (false) for the items already stored |

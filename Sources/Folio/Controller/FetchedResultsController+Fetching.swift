@@ -151,7 +151,7 @@ extension FetchedResultsController {
                 try await live.catchUp()
             } catch {
                 guard let self, self.live === live else { return }
-                self.report(FolioError.following(error))
+                self.report(FolioError.converting(error))
             }
         }
     }
@@ -194,7 +194,7 @@ extension FetchedResultsController {
             replaceLive(live)
             if catchUpDue { scheduleCatchUp(live) }
         } catch {
-            report(FolioError.following(error))
+            report(FolioError.converting(error))
         }
     }
 }

@@ -24,7 +24,7 @@ final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
         /// Rows of a loaded batch that could not be decoded, by batch and offset.
         var failures: [Int: [Int: any Error]] = [:]
         var recency: [Int] = []  // most recent last
-        var lastError: (any Error)?
+        var lastError: FolioError?
     }
 
     init(
@@ -45,7 +45,7 @@ final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
         self.cache = Locked(initial)
     }
 
-    var lastError: (any Error)? { cache.withLock { $0.lastError } }
+    var lastError: FolioError? { cache.withLock { $0.lastError } }
 
     var loadedBatchCount: Int { cache.withLock { $0.batches.count } }
 
@@ -157,5 +157,5 @@ final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
         return (ids.map { found[$0] }, failures)
     }
 
-    func noteError(_ error: any Error) { cache.withLock { $0.lastError = error } }
+    func noteError(_ error: any Error) { cache.withLock { $0.lastError = FolioError.converting(error) } }
 }

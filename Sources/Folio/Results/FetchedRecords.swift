@@ -98,7 +98,7 @@ public struct FetchedRecords<R: PersistentRecord>: RandomAccessCollection, Senda
     /// The error of the last failed batch load by the subscript, if any.
     ///
     /// - Complexity: O(1).
-    public var lastError: (any Error)? { loader.lastError }
+    public var lastError: FolioError? { loader.lastError }
 }
 
 /// An ordered collection of identifiers, eight bytes each, shared without copying.

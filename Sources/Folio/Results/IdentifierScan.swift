@@ -81,7 +81,7 @@ struct SectionRunBuilder {
                 start(SQLiteValue(sqliteStatement: sqlite, index: column))
             }
         case .computed:
-            if count > 0, let currentRaw, currentRaw.equalsColumn(sqlite, column) {
+            if count > 0, let currentRaw, currentRaw.isIdenticalToColumn(sqlite, column) {
                 count += 1
                 return
             }

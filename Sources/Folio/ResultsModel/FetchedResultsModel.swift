@@ -225,7 +225,7 @@ public final class FetchedResultsModel<R: PersistentRecord> {
 
     /// Records an error (cancellation is not one) and returns it to throw.
     func fail(_ error: any Error) -> any Error {
-        if !(error is CancellationError) { lastError = FolioError.following(error) }
+        if !(error is CancellationError) { lastError = FolioError.converting(error) }
         return error
     }
 

@@ -199,6 +199,15 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+extension FolioError {
+    /// Any error as a ``FolioError``, for the places that keep one (`lastError`): GRDB's and
+    /// SQLite's by their code, Folio's as they are, any other by its description.
+    static func converting(_ error: any Error) -> FolioError {
+        if let folio = FolioError.wrap(error) as? FolioError { return folio }
+        return .sqlite(code: 0, message: "\(error)", sql: nil, arguments: nil)
+    }
+}
+
 /// Runs a body and converts GRDB errors into ``FolioError``.
 @inline(__always)
 func folio<T>(_ body: () throws -> T) throws -> T {

@@ -136,15 +136,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
                     new, change, maxID: Swift.max(work.maxID, work.changed.max() ?? work.maxID), token: token)
             }
         } catch {
-            return .failed(FolioError.following(error))
+            return .failed(FolioError.converting(error))
         }
-    }
-}
-
-extension FolioError {
-    /// An error met while following a commit, as a ``FolioError``.
-    static func following(_ error: any Error) -> FolioError {
-        if let folio = FolioError.wrap(error) as? FolioError { return folio }
-        return .sqlite(code: 0, message: "\(error)", sql: nil, arguments: nil)
     }
 }

@@ -156,6 +156,24 @@ extension SQLiteValue {
     }
 }
 
+extension SQLiteValue {
+    /// Whether column `index` of a stepped statement holds exactly this value: the same
+    /// storage class and the same integer, bits of a real, or bytes. Stricter than
+    /// ``equalsColumn(_:_:)`` (where `1` equals `1.0`): what a `.computed` section key's
+    /// closure is given differs between those, so a run may only be extended without calling
+    /// it again when the stored value is identical.
+    @inline(__always)
+    func isIdenticalToColumn(_ sqlite: OpaquePointer, _ index: Int32) -> Bool {
+        switch (sqlite3_column_type(sqlite, index), self) {
+        case (SQLITE_INTEGER, .integer), (SQLITE_TEXT, .text), (SQLITE_BLOB, .blob), (SQLITE_NULL, .null):
+            return equalsColumn(sqlite, index)
+        case (SQLITE_FLOAT, .real(let v)):
+            return sqlite3_column_double(sqlite, index).bitPattern == v.bitPattern
+        default: return false
+        }
+    }
+}
+
 extension SQLiteValue: Comparable, Hashable {
     static func == (a: SQLiteValue, b: SQLiteValue) -> Bool { compare(a, b) == 0 }
     static func < (a: SQLiteValue, b: SQLiteValue) -> Bool { compare(a, b) < 0 }

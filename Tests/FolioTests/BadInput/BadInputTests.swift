@@ -529,7 +529,7 @@ struct BadInputTests {
         #expect(results.count == 20)
         #expect(results[0]?.score == 0)
         #expect(results[6] == nil)
-        #expect(results.lastError as? FolioError == expected)
+        #expect(results.lastError == expected)
         expectError(expected) { try results.record(at: 6) }
         // The row fails alone: the other rows of its batch are read (found by the randomized suite).
         #expect(try results.record(at: 5)?.score == 5)

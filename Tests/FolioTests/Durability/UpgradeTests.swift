@@ -44,7 +44,7 @@ extension Durability {
             let directory = try ScratchDirectory()
             let path = try Self.oldStore(in: directory)
             let before = try Self.dump(path)
-            #expect(before.contains("article|a62f2ca18ff930e1|73"), "the fixture is the f4075a8 file")
+            #expect(before.contains("article|a62f2ca18ff930e1|73"), "the fixture is the earliest version's file")
             let schemas = "SELECT schema FROM folio_entities ORDER BY name;"
             let schemasBefore = try Shell.sqlite3(path, schemas)
             #expect(try Shell.sqlite3(path, "SELECT count(*) FROM sqlite_master WHERE name = 'folio_metadata';") == "0")

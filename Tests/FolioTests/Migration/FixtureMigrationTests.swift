@@ -67,7 +67,7 @@ struct FixtureMigrationTests {
     @Test @MainActor func theFixtureIsMigratedWithEveryRow() async throws {
         let directory = try ScratchDirectory()
         let path = try Self.copyFixture(to: directory)
-        #expect(try fileValue(path, "SELECT count(*) FROM sqlite_master WHERE name = 'folio_metadata'") == 0, "an f4075a8 file")
+        #expect(try fileValue(path, "SELECT count(*) FROM sqlite_master WHERE name = 'folio_metadata'") == 0, "a file of the earliest Folio, before its internal tables")
         let samplesBefore: String? = try fileValue(path, Self.samples)
         let articles = try sqlite3Shell(
             path, "SELECT id, title, url, published, score, category, isRead FROM article ORDER BY id;")
@@ -104,7 +104,7 @@ struct FixtureMigrationTests {
         let controller = FetchedResultsController(request, store: store, sectionBy: .day(\.published), cacheName: "feed")
         try await controller.performFetch()
         guard case .rebuilt = controller.lastCacheOutcome else {
-            Issue.record("the f4075a8 cache was trusted: \(controller.lastCacheOutcome)")
+            Issue.record("the earliest version's cache was trusted: \(controller.lastCacheOutcome)")
             return
         }
         #expect(controller.sections.map(\.numberOfObjects) == [12, 12, 12, 12, 12])
