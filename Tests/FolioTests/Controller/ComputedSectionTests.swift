@@ -31,7 +31,8 @@ import Testing
 
     @Test func aRealAndAnIntegerThatSQLiteFindsEqualAreGivenToTheClosureEach() async throws {
         let store = try await store(
-            rows: "(1, 'a', 'k1', -9223372036854775807 - 1, NULL, 0, 0, 0), (2, 'b', 'k2', -9223372036854775807 - 1, 10, 0, 0, 0)")
+            rows: "(1, 'a', 'k1', -9223372036854775807 - 1, NULL, 0, 0, 0), (2, 'b', 'k2', -9223372036854775807 - 1, 10, 0, 0, 0)"
+        )
         let types = try await store.read { db in try String.fetchAll(db, sql: "SELECT typeof(score) FROM item ORDER BY id") }
         #expect(types == ["real", "integer"])
         let controller = FetchedResultsController(request, store: store, sectionBy: Self.key)
@@ -59,7 +60,8 @@ import Testing
     }
 
     @Test func aLiveInsertBesideTheRealRowIsFollowedExactly() async throws {
-        let store = try await store(rows: "(1, 'a', 'k1', -9223372036854775807 - 1, NULL, 0, 0, 0), (4, 'd', 'k4', 5, 0, 0, 0, 0)")
+        let store = try await store(
+            rows: "(1, 'a', 'k1', -9223372036854775807 - 1, NULL, 0, 0, 0), (4, 'd', 'k4', 5, 0, 0, 0, 0)")
         let controller = FetchedResultsController(request, store: store, sectionBy: Self.key)
         let changes = controller.changes
         _ = changes
@@ -67,7 +69,9 @@ import Testing
         #expect(controller.sections.map(\.name) == ["positive", ""])
         try await store.write { tx in
             try tx.database.execute(
-                sql: "INSERT INTO item (id, name, key, score, stamp, rank, value, flag) VALUES (2, 'b', 'k2', -9223372036854775807 - 1, 10, 0, 0, 0)")
+                sql:
+                    "INSERT INTO item (id, name, key, score, stamp, rank, value, flag) VALUES (2, 'b', 'k2', -9223372036854775807 - 1, 10, 0, 0, 0)"
+            )
         }
         await controller.waitForChanges()
         #expect(controller.lastError == nil)

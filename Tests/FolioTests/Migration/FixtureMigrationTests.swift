@@ -67,7 +67,9 @@ struct FixtureMigrationTests {
     @Test @MainActor func theFixtureIsMigratedWithEveryRow() async throws {
         let directory = try ScratchDirectory()
         let path = try Self.copyFixture(to: directory)
-        #expect(try fileValue(path, "SELECT count(*) FROM sqlite_master WHERE name = 'folio_metadata'") == 0, "a file of the earliest Folio, before its internal tables")
+        #expect(
+            try fileValue(path, "SELECT count(*) FROM sqlite_master WHERE name = 'folio_metadata'") == 0,
+            "a file of the earliest Folio, before its internal tables")
         let samplesBefore: String? = try fileValue(path, Self.samples)
         let articles = try sqlite3Shell(
             path, "SELECT id, title, url, published, score, category, isRead FROM article ORDER BY id;")
