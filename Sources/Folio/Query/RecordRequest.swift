@@ -146,17 +146,17 @@ struct CompiledQuery: Sendable {
 extension CompiledQuery: Hashable {
     static func == (a: CompiledQuery, b: CompiledQuery) -> Bool {
         guard a.limit == b.limit, a.offset == b.offset, a.predicate == b.predicate,
-            sameBytes(a.table, b.table), a.columns.count == b.columns.count,
-            zip(a.columns, b.columns).allSatisfy({ sameBytes($0, $1) }), a.order.count == b.order.count,
+            a.table.hasSameBytes(as: b.table), a.columns.count == b.columns.count,
+            zip(a.columns, b.columns).allSatisfy({ $0.hasSameBytes(as: $1) }), a.order.count == b.order.count,
             zip(a.order, b.order).allSatisfy({
-                sameBytes($0.column, $1.column) && $0.type == $1.type && $0.descending == $1.descending
+                $0.column.hasSameBytes(as: $1.column) && $0.type == $1.type && $0.descending == $1.descending
             })
         else { return false }
         switch (a.search, b.search) {
         case (nil, nil): return true
         case (let x?, let y?):
-            return x.ranked == y.ranked && sameBytes(x.table, y.table)
-                && sameBytes(x.query ?? "", y.query ?? "") && (x.query == nil) == (y.query == nil)
+            return x.ranked == y.ranked && x.table.hasSameBytes(as: y.table)
+                && (x.query ?? "").hasSameBytes(as: y.query ?? "") && (x.query == nil) == (y.query == nil)
         default: return false
         }
     }
@@ -173,9 +173,6 @@ extension CompiledQuery: Hashable {
         hasher.combine(offset)
         hasher.combine(search.map { Array(($0.query ?? "").utf8) })
     }
-
-    /// Whether two texts are the same bytes (not merely canonically equivalent).
-    static func sameBytes(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
 }
 
 extension RecordRequest {

@@ -55,7 +55,7 @@ struct SQLFragment: Sendable {
 
 extension SQLFragment: Hashable {
     static func == (a: SQLFragment, b: SQLFragment) -> Bool {
-        a.sql.utf8.elementsEqual(b.sql.utf8) && a.arguments.count == b.arguments.count
+        a.sql.hasSameBytes(as: b.sql) && a.arguments.count == b.arguments.count
             && zip(a.arguments, b.arguments).allSatisfy { isIdentical($0, $1) }
     }
 
@@ -73,7 +73,7 @@ extension SQLFragment: Hashable {
         case (.null, .null): true
         case (.int64(let x), .int64(let y)): x == y
         case (.double(let x), .double(let y)): x.bitPattern == y.bitPattern
-        case (.string(let x), .string(let y)): x.utf8.elementsEqual(y.utf8)
+        case (.string(let x), .string(let y)): x.hasSameBytes(as: y)
         case (.blob(let x), .blob(let y)): x == y
         default: false
         }

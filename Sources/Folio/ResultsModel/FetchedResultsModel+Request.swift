@@ -144,7 +144,7 @@ extension FetchedResultsModel {
         guard a.batchSize == b.batchSize, a.maxBatchesInMemory == b.maxBatchesInMemory,
             a.estimatedResultCount == b.estimatedResultCount,
             (a.search == nil) == (b.search == nil),
-            CompiledQuery.sameBytes(a.search?.text ?? "", b.search?.text ?? ""),
+            (a.search?.text ?? "").hasSameBytes(as: b.search?.text ?? ""),
             a.search?.attributes == b.search?.attributes, a.search?.matchesPrefixes == b.search?.matchesPrefixes,
             a.search?.ranksByRelevance == b.search?.ranksByRelevance,
             let first = try? a.compile(requireSort: true), let second = try? b.compile(requireSort: true)

@@ -12,6 +12,10 @@ protocol CommitSubscriber: AnyObject, Sendable {
     /// It can arrive before the subscriber holds any state (it subscribes before reading):
     /// the subscriber must then read everything again once it has its state.
     func didChangeExternally(in db: Database)
+    /// The two above, with the commit's change tokens, read once per table for all the
+    /// subscribers of the notification; by default they call the two above.
+    func didCommit(changedRowIDs: Set<Int64>, tokens: CommitTokens, in db: Database)
+    func didChangeExternally(tokens: CommitTokens, in db: Database)
     /// The store can no longer follow the file (another process migrated it to another
     /// model version): the subscriber reports `error` and reads nothing.
     func cannotFollow(_ error: FolioError)
@@ -19,6 +23,34 @@ protocol CommitSubscriber: AnyObject, Sendable {
 
 extension CommitSubscriber {
     func cannotFollow(_ error: FolioError) {}
+
+    /// ``didCommit(changedRowIDs:in:)``, for a subscriber that reads its table's change
+    /// token: `tokens` reads each table's token once per commit, however many subscribers
+    /// follow that table.
+    func didCommit(changedRowIDs: Set<Int64>, tokens: CommitTokens, in db: Database) {
+        didCommit(changedRowIDs: changedRowIDs, in: db)
+    }
+
+    /// ``didChangeExternally(in:)``, with the commit's tokens (see
+    /// ``didCommit(changedRowIDs:tokens:in:)``).
+    func didChangeExternally(tokens: CommitTokens, in db: Database) {
+        didChangeExternally(in: db)
+    }
+}
+
+/// The change tokens of the tables one commit notification reaches, each read once: every
+/// subscriber of a table reads the same token at the same state, so twenty controllers of a
+/// table cost one lookup, not twenty. Writer's queue only, for one notification.
+final class CommitTokens {
+    private var read: [String: ChangeToken] = [:]
+
+    /// The change token of `table`, read on `db` the first time it is asked for.
+    func token(of table: String, _ db: Database) throws -> ChangeToken {
+        if let token = read[table] { return token }
+        let token = try Store.changeToken(table: table, db)
+        read[table] = token
+        return token
+    }
 }
 
 /// Turns SQLite's per-row events into one set of touched rowids per table per committed
@@ -35,9 +67,9 @@ extension CommitSubscriber {
 /// installs, on the writer connection, a temporary trigger per table that reports, through
 /// an SQL function, each row whose rowid or stored values an `UPDATE` (an upsert's
 /// `DO UPDATE` included) really changed — old and new rowid — compared as SQLite stores
-/// them (``SQLBuilder/rowUpdateTrigger(table:columns:)``); of the update hook's updates the
-/// hub keeps only which tables were written (their change tokens were renewed). A row set to the values it has is not touched, so no controller
-/// reports it. `INSERT OR REPLACE` deletes and inserts: its row is touched, values equal
+/// them (``SQLBuilder/rowUpdateTrigger(table:columns:)``). Of the update hook's updates the
+/// hub keeps only which tables were written (their change tokens were renewed). A row set
+/// to the values it has is not touched, so no controller reports it. `INSERT OR REPLACE` deletes and inserts: its row is touched, values equal
 /// or not. Each statement is compared on its own: a row changed and changed back within
 /// one transaction is touched.
 final class ChangeHub: TransactionObserver, @unchecked Sendable {
@@ -131,8 +163,16 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
     /// another program created may spell it otherwise).
     private func table(named name: String) -> String? {
         if tables.contains(name) { return name }
-        return tables.first { $0.utf8.count == name.utf8.count && $0.lowercased() == name.lowercased() }
+        // Other spellings (and other tables: a full-text index's shadow tables at every
+        // indexed write) are looked up once each. Writer's queue only.
+        if let known = otherNames[name] { return known }
+        let table = tables.first { $0.utf8.count == name.utf8.count && $0.lowercased() == name.lowercased() }
+        otherNames[name] = .some(table)
+        return table
     }
+
+    /// ``table(named:)``'s answers for names that are not one of `tables` as spelled.
+    private var otherNames: [String: String?] = [:]
 
     private var liveSubscribers: [any CommitSubscriber] {
         subscribers.withLock { subs -> [any CommitSubscriber] in
@@ -142,16 +182,11 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
     }
 
     /// Whether another connection committed since the last check. Writer queue only.
-    func externalChangeHappened(_ db: Database) throws -> Bool {
+    /// With `markingSeen: false` the commit stays unseen, so that ``synchronize(_:)`` then
+    /// tells the subscribers.
+    func externalChangeHappened(_ db: Database, markingSeen: Bool = true) throws -> Bool {
         guard let version = try Int64.fetchOne(db.cachedStatement(sql: SQLBuilder.dataVersion)) else { return false }
-        defer { dataVersion = version }
-        return dataVersion.map { $0 != version } ?? false
-    }
-
-    /// Whether another connection committed since the last check, without marking it seen
-    /// (``synchronize(_:)`` then tells the subscribers). Writer queue only.
-    func otherConnectionCommitted(_ db: Database) throws -> Bool {
-        guard let version = try Int64.fetchOne(db.cachedStatement(sql: SQLBuilder.dataVersion)) else { return false }
+        defer { if markingSeen { dataVersion = version } }
         return dataVersion.map { $0 != version } ?? false
     }
 
@@ -170,7 +205,8 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
     /// Checks for commits by other connections and tells every subscriber. Writer queue only.
     func synchronize(_ db: Database) throws {
         guard try externalChangeHappened(db) else { return }
-        for subscriber in liveSubscribers { subscriber.didChangeExternally(in: db) }
+        let tokens = CommitTokens()
+        for subscriber in liveSubscribers { subscriber.didChangeExternally(tokens: tokens, in: db) }
     }
 
     /// Subscribers read the database from here, in read transactions of their own on the
@@ -183,12 +219,13 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         let written = self.written
         pending = [:]
         self.written = []
+        let tokens = CommitTokens()
         if skippedTransaction {
             // Whoever subscribed while the transaction ran missed some of its rows — maybe
             // while reading its first state: it must not lose them.
             skippedTransaction = false
             _ = try? externalChangeHappened(db)
-            for subscriber in liveSubscribers { subscriber.didChangeExternally(in: db) }
+            for subscriber in liveSubscribers { subscriber.didChangeExternally(tokens: tokens, in: db) }
             return
         }
         guard !changes.isEmpty || !written.isEmpty else { return }
@@ -196,15 +233,15 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         if (try? externalChangeHappened(db)) == true {
             // Rows this commit did not touch may have changed too: positions computed from
             // them would be wrong, so every subscriber reloads.
-            for subscriber in live { subscriber.didChangeExternally(in: db) }
+            for subscriber in live { subscriber.didChangeExternally(tokens: tokens, in: db) }
             return
         }
         for subscriber in live {
             if let rows = changes[subscriber.table] {
-                subscriber.didCommit(changedRowIDs: rows, in: db)
+                subscriber.didCommit(changedRowIDs: rows, tokens: tokens, in: db)
             } else if written.contains(subscriber.table) {
                 // Rows set to the values they had: nothing to report, a new token to keep.
-                subscriber.didCommit(changedRowIDs: [], in: db)
+                subscriber.didCommit(changedRowIDs: [], tokens: tokens, in: db)
             }
         }
     }

@@ -96,17 +96,7 @@ extension Store {
     @discardableResult
     func guardedWrite<T>(_ body: (Database) throws -> T) throws -> T {
         try requireOpen(writing: true)
-        return try folio {
-            try writer.writeWithoutTransaction { db in
-                followOtherConnections(db)
-                var result: T?
-                try db.inTransaction {
-                    result = try guarded(db, writing: true, body)
-                    return .commit
-                }
-                return result!
-            }
-        }
+        return try folio { try writer.writeWithoutTransaction { db in try writeTransaction(db, body) } }
     }
 
     /// Runs `body` in a write transaction, guarded as every write is, without blocking the
@@ -114,17 +104,19 @@ extension Store {
     @discardableResult
     func guardedWrite<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try requireOpen(writing: true)
-        return try await folio {
-            try await writer.writeWithoutTransaction { db in
-                self.followOtherConnections(db)
-                var result: T?
-                try db.inTransaction {
-                    result = try self.guarded(db, writing: true, body)
-                    return .commit
-                }
-                return result!
-            }
+        return try await folio { try await writer.writeWithoutTransaction { db in try self.writeTransaction(db, body) } }
+    }
+
+    /// The one write transaction of both: other connections' commits followed first, then
+    /// `body`, guarded, in a transaction that commits.
+    private func writeTransaction<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
+        followOtherConnections(db)
+        var result: T?
+        try db.inTransaction {
+            result = try guarded(db, writing: true, body)
+            return .commit
         }
+        return result!
     }
 
     /// Before a write transaction begins: when another connection or process committed
@@ -135,7 +127,7 @@ extension Store {
     /// `PRAGMA data_version` when nobody else wrote. Errors are left to the write's own
     /// checks, which run next.
     func followOtherConnections(_ db: Database) {
-        guard (try? hub.otherConnectionCommitted(db)) == true else { return }
+        guard (try? hub.externalChangeHappened(db, markingSeen: false)) == true else { return }
         do {
             try checkModelUnchangedTellingControllers(db)
             try fixUpFoldedKeysInTransaction(db)

@@ -11,6 +11,10 @@ import GRDBSQLite
 extension String {
     /// Whether GRDB would cut the string short.
     var containsNUL: Bool { utf8.contains(0) }
+
+    /// Whether the two texts are the same bytes, as SQLite's `BINARY` compares them — not
+    /// Swift's `==`, which is canonical equivalence (`"é"` equals `"e\u{301}"` there).
+    func hasSameBytes(as other: String) -> Bool { utf8.elementsEqual(other.utf8) }
 }
 
 extension DatabaseValue {

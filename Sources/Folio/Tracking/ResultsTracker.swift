@@ -66,7 +66,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
     /// Applies what arrived while the installed state was being read, at the database's
     /// current state. Runs on the writer's queue, like a commit.
     func catchUp(_ db: Database) {
-        run(machine.withLock { $0.catchUp() }, db)
+        run(machine.withLock { $0.catchUp() }, db, CommitTokens())
     }
 
     var serial: UInt64 { machine.withLock { $0.serial } }
@@ -82,11 +82,19 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
     // MARK: Commits
 
     func didCommit(changedRowIDs: Set<Int64>, in db: Database) {
-        run(machine.withLock { $0.rowsChanged(changedRowIDs) }, db)
+        didCommit(changedRowIDs: changedRowIDs, tokens: CommitTokens(), in: db)
+    }
+
+    func didCommit(changedRowIDs: Set<Int64>, tokens: CommitTokens, in db: Database) {
+        run(machine.withLock { $0.rowsChanged(changedRowIDs) }, db, tokens)
     }
 
     func didChangeExternally(in db: Database) {
-        run(machine.withLock { $0.unknownRowsChanged() }, db)
+        didChangeExternally(tokens: CommitTokens(), in: db)
+    }
+
+    func didChangeExternally(tokens: CommitTokens, in db: Database) {
+        run(machine.withLock { $0.unknownRowsChanged() }, db, tokens)
     }
 
     func cannotFollow(_ error: FolioError) {
@@ -100,9 +108,9 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
     /// Performs the work the state machine asked for (no lock held), then hands the result
     /// back to it and yields the delivery it makes. Writer's queue only: deliveries are
     /// yielded in commit order.
-    private func run(_ work: StateMachine.Work?, _ db: Database) {
+    private func run(_ work: StateMachine.Work?, _ db: Database, _ tokens: CommitTokens) {
         guard let work else { return }
-        let outcome = perform(work, db)
+        let outcome = perform(work, db, tokens)
         guard var delivery = machine.withLock({ $0.finish(work, outcome) }) else { return }
         if case .change(let change, let full, let changed, let token) = delivery.event {
             delivery.event = .change(change, state: updater.present(full), changed: changed, token: token)
@@ -115,11 +123,12 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
     /// controller caches: it is what lets a later change of unknown rows — another
     /// connection's commit, `synchronize()`, a transaction that ran unobserved — that did
     /// not touch this table deliver nothing instead of ``ChangeSet/reload``. One indexed
-    /// lookup through a cached statement per commit that touched the table.
-    private func perform(_ work: StateMachine.Work, _ db: Database) -> StateMachine.Outcome {
+    /// lookup per commit that touched the table, shared by every tracker of the table
+    /// (`tokens`).
+    private func perform(_ work: StateMachine.Work, _ db: Database, _ tokens: CommitTokens) -> StateMachine.Outcome {
         do {
             return try ResultsUpdater.inReadTransaction(db) { () throws -> StateMachine.Outcome in
-                let token = try Store.changeToken(table: table, db)
+                let token = try tokens.token(of: table, db)
                 if work.rescan {
                     if work.changed.isEmpty, tableUnchanged(since: work.token, now: token) {
                         return .unchanged

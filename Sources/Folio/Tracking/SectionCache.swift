@@ -56,12 +56,9 @@ public enum SectionCache {
         var sectionKey: String
 
         static func == (a: Fingerprint, b: Fingerprint) -> Bool {
-            same(a.entity, b.entity) && same(a.versionHash, b.versionHash) && same(a.query, b.query)
-                && same(a.sectionKey, b.sectionKey)
+            a.entity.hasSameBytes(as: b.entity) && a.versionHash.hasSameBytes(as: b.versionHash)
+                && a.query.hasSameBytes(as: b.query) && a.sectionKey.hasSameBytes(as: b.sectionKey)
         }
-
-        /// Whether two texts are the same bytes.
-        static func same(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
     }
 
     private struct Header: Codable {
@@ -173,11 +170,11 @@ public enum SectionCache {
                 return .failure("unreadable header")
             }
             if written.database != token.database { return .failure("the cache belongs to another database") }
-            let stored = header.fingerprint, same = Fingerprint.same
-            if !same(stored.entity, fingerprint.entity) { return .failure("entity differs") }
-            if !same(stored.versionHash, fingerprint.versionHash) { return .failure("entity version hash differs") }
-            if !same(stored.query, fingerprint.query) { return .failure("fetch request differs") }
-            if !same(stored.sectionKey, fingerprint.sectionKey) { return .failure("section key differs") }
+            let stored = header.fingerprint
+            if !stored.entity.hasSameBytes(as: fingerprint.entity) { return .failure("entity differs") }
+            if !stored.versionHash.hasSameBytes(as: fingerprint.versionHash) { return .failure("entity version hash differs") }
+            if !stored.query.hasSameBytes(as: fingerprint.query) { return .failure("fetch request differs") }
+            if !stored.sectionKey.hasSameBytes(as: fingerprint.sectionKey) { return .failure("section key differs") }
             if written.change != token.change { return .failure("the store changed since the cache was written") }
             // Every number from the file is checked before it is used.
             let idsStart = headerStart + headerLength

@@ -6,7 +6,7 @@ import Testing
 /// `object(at:)` called inside the store's own `write` or `read` closure.
 @Suite("object(at:) inside the store's own closures")
 @MainActor
-struct ReadsInsideStoreClosuresTests {
+struct ReadsInsideStoreClosuresTests: LiveListSuite {
     /// Inside the store's own `write` closure the store cannot start a read, and
     /// `object(at:)` swallowed the `reentrantAccess` error: every row whose batch was not
     /// loaded read as `nil` ("deleted"). Now the batch is read through the closure's own
@@ -40,6 +40,4 @@ struct ReadsInsideStoreClosuresTests {
         #expect(uncommitted?.title == "uncommitted")
         #expect(controller.object(at: IndexPath(item: 25, section: 0))?.title == "Article 25")
     }
-
-    static func fetch(_ controller: FetchedResultsController<Article>) throws { try controller.performFetch() }
 }

@@ -330,3 +330,16 @@ final class StepCounter: Sendable {
     func tick() { count.withLock { $0 += 1 } }
     var value: Int { count.current }
 }
+
+/// The helpers of the suites that work on a notes file at `path`.
+protocol NotesFileSuite {
+    var path: String { get }
+}
+
+extension NotesFileSuite {
+    /// Notes titled by a letter and a number, so that first-letter sections have several rows.
+    func makeLetteredNotes(count: Int) throws {
+        try makeNotes(path, count: count)
+        try sqlite3Shell(path, "UPDATE note SET title = char(65 + score % 5) || ' ' || score;")
+    }
+}

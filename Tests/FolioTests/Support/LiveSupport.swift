@@ -100,3 +100,26 @@ struct SeededRandom: RandomNumberGenerator {
 func readNow<T>(_ store: Store, _ body: (Database) throws -> T) throws -> T {
     try store.read(body)
 }
+
+/// The helpers of the suites that follow a list of `Article`s through commits.
+@MainActor
+protocol LiveListSuite {}
+
+extension LiveListSuite {
+    func tracked(_ store: Store, _ request: RecordRequest<Article>, sectionBy: SectionKey<Article>? = nil)
+        throws -> (FetchedResultsController<Article>, EventRecorder, TableViewModel)
+    {
+        let controller = FetchedResultsController(request, store: store, sectionBy: sectionBy)
+        let recorder = EventRecorder()
+        controller.delegate = recorder
+        try controller.performFetch()
+        return (controller, recorder, TableViewModel(controller.snapshot))
+    }
+
+    static func request(_ sortBy: [SortDescriptor<Article>] = [SortDescriptor(\.score)]) -> RecordRequest<Article> {
+        RecordRequest<Article>(sortBy: sortBy)
+    }
+
+    /// The synchronous performFetch, from async code.
+    static func fetch(_ controller: FetchedResultsController<Article>) throws { try controller.performFetch() }
+}

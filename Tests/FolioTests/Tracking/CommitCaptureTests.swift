@@ -7,7 +7,7 @@ import Testing
 /// one that lands while performFetch reads, and a raw SQL change of a rowid.
 @Suite("Every commit reaches a live list")
 @MainActor
-struct CommitCaptureTests {
+struct CommitCaptureTests: LiveListSuite {
     /// A write transaction changes a row while no controller listens (the change hub stops
     /// recording its rows); a controller subscribes and reads; the transaction commits while
     /// it reads. The hub reported "unknown changes" to a tracker that had no state yet, which
@@ -149,21 +149,4 @@ struct CommitCaptureTests {
         #expect(recorder.changeSets.last?.updatedItems.count == 1)
         #expect(recorder.changeSets.last?.deletedItems.isEmpty == true)
     }
-
-    func tracked(_ store: Store, _ request: RecordRequest<Article>, sectionBy: SectionKey<Article>? = nil)
-        throws -> (FetchedResultsController<Article>, EventRecorder, TableViewModel)
-    {
-        let controller = FetchedResultsController(request, store: store, sectionBy: sectionBy)
-        let recorder = EventRecorder()
-        controller.delegate = recorder
-        try controller.performFetch()
-        return (controller, recorder, TableViewModel(controller.snapshot))
-    }
-
-    static func request(_ sortBy: [SortDescriptor<Article>] = [SortDescriptor(\.score)]) -> RecordRequest<Article> {
-        RecordRequest<Article>(sortBy: sortBy)
-    }
-
-    /// The synchronous performFetch, from async code.
-    static func fetch(_ controller: FetchedResultsController<Article>) throws { try controller.performFetch() }
 }

@@ -7,7 +7,7 @@ import Testing
 /// differently normalized characters are distinct sections) and follow the sort.
 @Suite("Live sections: identity by bytes, order by the sort")
 @MainActor
-struct LiveSectionTests {
+struct LiveSectionTests: LiveListSuite {
     /// Section values with a NUL (`"a\0b"` was cut to `"a"`: performFetch threw "Sections
     /// are not contiguous"), precomposed and decomposed é (Swift's `String ==` merged them),
     /// "K" and the Kelvin sign (likewise, for `.firstLetter`) — every section key kind, in
@@ -138,21 +138,4 @@ struct LiveSectionTests {
         try model.apply(change, dataSource: controller.snapshot)
         #expect(model == (try freshModel(controller)))
     }
-
-    func tracked(_ store: Store, _ request: RecordRequest<Article>, sectionBy: SectionKey<Article>? = nil)
-        throws -> (FetchedResultsController<Article>, EventRecorder, TableViewModel)
-    {
-        let controller = FetchedResultsController(request, store: store, sectionBy: sectionBy)
-        let recorder = EventRecorder()
-        controller.delegate = recorder
-        try controller.performFetch()
-        return (controller, recorder, TableViewModel(controller.snapshot))
-    }
-
-    static func request(_ sortBy: [SortDescriptor<Article>] = [SortDescriptor(\.score)]) -> RecordRequest<Article> {
-        RecordRequest<Article>(sortBy: sortBy)
-    }
-
-    /// The synchronous performFetch, from async code.
-    static func fetch(_ controller: FetchedResultsController<Article>) throws { try controller.performFetch() }
 }

@@ -7,19 +7,13 @@ import Testing
 /// changed.
 @Suite("Section caches across a migration")
 @MainActor
-struct SectionCacheMigrationTests {
+struct SectionCacheMigrationTests: NotesFileSuite {
     let directory: ScratchDirectory
     let path: String
 
     init() throws {
         directory = try ScratchDirectory()
         path = directory.path("notes.sqlite")
-    }
-
-    /// Notes titled by a letter and a number, so that first-letter sections have several rows.
-    func makeLetteredNotes(count: Int) throws {
-        try makeNotes(path, count: count)
-        try sqlite3Shell(path, "UPDATE note SET title = char(65 + score % 5) || ' ' || score;")
     }
 
     /// A cached controller's fetch beside an uncached one: the outcome, and whether both agree.
