@@ -90,13 +90,13 @@ extension FetchedResultsController {
             )
         }
         guard let sectionKey else { return (query, nil) }
-        let column = try sectionKey.column(under: query)
-        if query.order.first?.column != column {
+        let source = try sectionKey.source(under: query)
+        if !source.isOrdered(by: query.order.first) {
             throw FolioError.sectionKeyNotLeadingSort(
                 sectionKey: sectionKey.description,
                 firstSort: request.sortBy.first.map { "\($0.keyPath.map { "\($0)" } ?? "\($0)")" } ?? "none")
         }
-        return (query, sectionKey.expression(column: column))
+        return (query, sectionKey.expression(source: source, table: query.table))
     }
 
     /// Validates the request and, when the controller tracks, subscribes a tracker first,
@@ -120,8 +120,8 @@ extension FetchedResultsController {
     /// differently is not reused.
     private func sectionKeyFingerprint(_ query: CompiledQuery) -> String {
         guard let sectionKey else { return "-" }
-        guard let column = try? sectionKey.column(under: query) else { return "\(sectionKey.description) sql=? values=exact" }
-        let expression = sectionKey.expression(column: column)
+        guard let source = try? sectionKey.source(under: query) else { return "\(sectionKey.description) sql=? values=exact" }
+        let expression = sectionKey.expression(source: source, table: query.table)
         let day = expression.dayOffset.map { String($0) } ?? "-"
         return "\(sectionKey.description) sql=\(expression.fragment.fingerprint) day=\(day) values=exact"
     }

@@ -11,7 +11,9 @@ import GRDB
 /// ```
 ///
 /// The request's first sort descriptor must order by the same attribute, so that each
-/// section is one run of consecutive results.
+/// section is one run of consecutive results. A to-one's target attribute can section too
+/// (`.attribute(\Item.source.name)`, sorted by `SortDescriptor(\Item.source.name)`): the
+/// sections follow the target when it changes (see <doc:Relationships>).
 // @unchecked Sendable: the key path is immutable.
 public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomStringConvertible {
     enum Kind: Hashable {
@@ -65,6 +67,13 @@ public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomString
         SectionKey(keyPath: keyPath, kind: .firstLetter)
     }
 
+    /// Sections by the first character of an optional string, such as a to-one's target
+    /// attribute (`.firstLetter(\Item.source.name)`); `nil` forms its own section, first.
+    /// - Complexity: O(1).
+    public static func firstLetter(_ keyPath: KeyPath<R, String?>) -> SectionKey {
+        SectionKey(keyPath: keyPath, kind: .firstLetter)
+    }
+
     /// Sections by a value computed in Swift from one attribute. Only that column is read
     /// to compute sections — never whole records — but every row's value passes through
     /// `transform`, so prefer the SQL keys above for large tables.
@@ -99,31 +108,49 @@ public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomString
         }
     }
 
-    /// The column sections are computed from under `query`'s order: the key path's column —
-    /// or, for `.firstLetter` of a folded attribute under a folded sort of it, its folded
-    /// key, so that each section is one run of the folded order.
-    func column(under query: CompiledQuery) throws -> String {
+    /// The column sections are computed from under `query`'s order: the key path's column
+    /// (or a to-one's target column, `\Item.source.name`) — or, for `.firstLetter` of a
+    /// folded attribute under a folded sort of it, its folded key, so that each section is
+    /// one run of the folded order.
+    func source(under query: CompiledQuery) throws -> SectionSource {
+        if let related = try R.entity.relatedKey(for: keyPath) {
+            if case .firstLetter = kind, let first = query.order.first, let sorted = first.related,
+                sorted.referenceColumn == related.referenceColumn, sorted.targetTable == related.targetTable,
+                sorted.targetColumn == ColumnSchema.foldedKeyColumn(of: related.targetColumn)
+            {
+                return SectionSource(column: sorted.targetColumn, related: sorted)
+            }
+            return SectionSource(column: related.targetColumn, related: related)
+        }
         let column = try R.entity.column(for: keyPath)
         if case .firstLetter = kind, let attribute = R.entity.attribute(for: keyPath), attribute.isFolded {
             let key = ColumnSchema.foldedKeyColumn(of: attribute.column)
-            if query.order.first?.column == key { return key }
+            if query.order.first?.column == key, query.order.first?.related == nil {
+                return SectionSource(column: key, related: nil)
+            }
         }
-        return column
+        return SectionSource(column: column, related: nil)
     }
 
-    /// The SQL expression of the section value on `column` (see ``column(under:)``), and how
-    /// its value becomes a section.
-    func expression(column: String) -> SectionExpression {
+    /// The SQL expression of the section value on `source` (see ``source(under:)``), for rows
+    /// of `table`, and how its value becomes a section.
+    func expression(source: SectionSource, table: String) -> SectionExpression {
+        let value = source.related.map { SQLBuilder.section(related: $0, table: table) } ?? SQLBuilder.section(attribute: source.column)
+        let related = source.related.map { RelatedTable(table: $0.targetTable, column: $0.referenceColumn) }
         switch kind {
-        case .attribute: return SectionExpression(fragment: SQLBuilder.section(attribute: column), kind: .value)
+        case .attribute: return SectionExpression(fragment: value, kind: .value, related: related)
         case .day(let offset):
             // The raw column: the day number is computed while stepping, far cheaper than
             // SQLite formatting a date string for every row.
-            return SectionExpression(fragment: SQLBuilder.section(attribute: column), kind: .day(offsetSeconds: offset))
-        case .firstLetter: return SectionExpression(fragment: SQLBuilder.section(firstLetterOf: column), kind: .value)
+            return SectionExpression(fragment: value, kind: .day(offsetSeconds: offset), related: related)
+        case .firstLetter:
+            let letter =
+                source.related.map { SQLBuilder.section(firstLetterOfValue: SQLBuilder.relatedValue($0, table: table)) }
+                ?? SQLBuilder.section(firstLetterOf: source.column)
+            return SectionExpression(fragment: letter, kind: .value, related: related)
         case .computed:
-            guard let transform else { return SectionExpression(fragment: SQLBuilder.section(attribute: column), kind: .value) }
-            return SectionExpression(fragment: SQLBuilder.section(attribute: column), kind: .computed(transform))
+            guard let transform else { return SectionExpression(fragment: value, kind: .value, related: related) }
+            return SectionExpression(fragment: value, kind: .computed(transform), related: related)
         }
     }
 
@@ -143,5 +170,17 @@ public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomString
         case .real(let d): String(d)
         case .blob(let b): b.map { String(format: "%02x", $0) }.joined()
         }
+    }
+}
+
+/// Where a section key's value is read: a column of the entity, or of a to-one's target.
+struct SectionSource: Sendable {
+    var column: String
+    var related: RelatedKey?
+
+    /// Whether `term` orders by this value.
+    func isOrdered(by term: OrderTerm?) -> Bool {
+        guard let term else { return false }
+        return term.column == column && term.related == related
     }
 }

@@ -32,6 +32,11 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
     public let defaultValue: DatabaseValue?
     /// `\Root.attribute.folded`, how a sort descriptor names the folded key (text attributes only).
     let foldedKeyPath: AnyKeyPath?
+    /// The attribute as a member of a to-one pointing to `Root` (`\ToOne<Root>.title`), as
+    /// another entity's requests name it through the relationship.
+    let toOneMember: AnyKeyPath
+    /// What the column points to, for a to-one's reference column; `nil` for an attribute.
+    let reference: ReferenceDescription?
     let encode: (Root) -> DatabaseValue
     let decode: (inout Root, DatabaseValue) throws -> Void
 
@@ -62,6 +67,22 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
         defaultValue: Value? = nil,
         renamedFrom: String? = nil
     ) {
+        self.init(
+            keyPath, column: column, indexed: indexed, unique: unique, folded: folded, searchable: searchable,
+            defaultValue: defaultValue, renamedFrom: renamedFrom, reference: nil)
+    }
+
+    init<Value: AttributeValue>(
+        _ keyPath: WritableKeyPath<Root, Value>,
+        column: String? = nil,
+        indexed: Bool = false,
+        unique: Bool = false,
+        folded: Bool = false,
+        searchable: Bool = false,
+        defaultValue: Value? = nil,
+        renamedFrom: String? = nil,
+        reference: ReferenceDescription?
+    ) {
         let name = column ?? AttributeDescription.propertyName(of: keyPath)
         self.column = name
         self.type = Value.attributeType
@@ -79,6 +100,14 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
         } else {
             self.foldedKeyPath = nil
         }
+        if let optional = Value.self as? any OptionalAttributeValue.Type,
+            let member = optional.toOneMember(keyPath, of: Root.self)
+        {
+            self.toOneMember = member
+        } else {
+            self.toOneMember = \ToOne<Root>.[dynamicMember: keyPath as KeyPath<Root, Value>]
+        }
+        self.reference = reference
         self.renamedFrom = renamedFrom
         self.defaultValue = defaultValue?.storedValue
         self.encode = { $0[keyPath: keyPath].storedValue }
@@ -98,6 +127,6 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
     var schema: ColumnSchema {
         ColumnSchema(
             name: column, type: type, isOptional: isOptional, isIndexed: isIndexed, isUnique: isUnique, isFolded: isFolded,
-            isSearchable: isSearchable)
+            isSearchable: isSearchable, references: reference?.targetName())
     }
 }

@@ -15,16 +15,27 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
     /// The table's name in older model versions, which a migration renames to ``name``
     /// so that its rows follow (see <doc:EvolvingYourSchema>).
     public let renamedFrom: String?
+    /// The relationships: to-ones (their reference columns follow the attributes, in
+    /// ``attributes``) and inverse to-manys (with their delete rules).
+    public let relationships: [RelationshipDescription<Root>]
 
     /// Declares an entity.
     ///
     /// - Parameters:
     ///   - name: the table name.
     ///   - attributes: the attributes, in column order.
+    ///   - relationships: the to-one relationships (each a reference column after the
+    ///     attributes, with an index) and the inverse to-manys with their delete rules
+    ///     (see <doc:Relationships>).
     ///   - renamedFrom: the table's name in older model versions, if it had another.
-    public init(_ name: String, _ attributes: [AttributeDescription<Root>], renamedFrom: String? = nil) {
+    /// - Complexity: O(attributes + relationships).
+    public init(
+        _ name: String, _ attributes: [AttributeDescription<Root>],
+        relationships: [RelationshipDescription<Root>] = [], renamedFrom: String? = nil
+    ) {
         self.name = name
-        self.attributes = attributes
+        self.attributes = attributes + relationships.compactMap(\.referenceAttribute)
+        self.relationships = relationships
         self.renamedFrom = renamedFrom
     }
 
@@ -38,6 +49,53 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
 
     func attribute(for keyPath: AnyKeyPath) -> AttributeDescription<Root>? {
         attributes.first { $0.keyPath == keyPath }
+    }
+
+    /// The to-manys' delete rules: the child's table and reference column, and the rule.
+    var toManyRules: [(child: ToManyTarget, rule: DeleteRule)] {
+        relationships.compactMap { relationship in
+            guard case .toMany(_, let child) = relationship.kind, let rule = relationship.deleteRule else { return nil }
+            return (child(), rule)
+        }
+    }
+
+    /// A key path through one of the entity's to-ones (`\Item.source.name`,
+    /// `\Item.source.name.folded`), resolved; `nil` when it goes through none.
+    /// - Throws: ``FolioError/attributeNotFolded(entity:attribute:)`` for the folded text of
+    ///   a target attribute that is not folded.
+    func relatedKey(for keyPath: AnyKeyPath) throws -> RelatedKey? {
+        for attribute in attributes {
+            guard let reference = attribute.reference else { continue }
+            let base: AnyKeyPath = attribute.keyPath
+            for key in reference.targetKeys() {
+                guard let member = base.appending(path: key.member) else { continue }
+                if member == keyPath {
+                    return RelatedKey(
+                        referenceColumn: attribute.column, targetTable: reference.targetName(), targetColumn: key.column,
+                        type: key.type)
+                }
+                if key.type == .string, member.appending(path: \String?.folded) == keyPath {
+                    guard key.isFolded else {
+                        throw FolioError.attributeNotFolded(entity: reference.targetName(), attribute: key.column)
+                    }
+                    return RelatedKey(
+                        referenceColumn: attribute.column, targetTable: reference.targetName(),
+                        targetColumn: ColumnSchema.foldedKeyColumn(of: key.column), type: .string)
+                }
+            }
+        }
+        return nil
+    }
+
+    /// The target's attribute `member` (`\ToOne<Source>.name`) through the to-one at
+    /// `reference` (`\Item.source`); `nil` when `reference` is no to-one or `member` no
+    /// attribute of its target.
+    func relatedKey(reference: AnyKeyPath, member: AnyKeyPath) -> RelatedKey? {
+        guard let attribute = attribute(for: reference), let target = attribute.reference,
+            let key = target.targetKeys().first(where: { $0.member == member })
+        else { return nil }
+        return RelatedKey(
+            referenceColumn: attribute.column, targetTable: target.targetName(), targetColumn: key.column, type: key.type)
     }
 
     /// Whether `keyPath` is the record's `id`. `\Article.id` written where the type is
@@ -153,15 +211,18 @@ public struct ColumnSchema: Sendable, Hashable, Codable {
     public var isFolded: Bool = false
     /// Whether the column is in the entity's full-text index (``AttributeDescription/isSearchable``).
     public var isSearchable: Bool = false
+    /// For a to-one's reference column, the target entity's table; `nil` for an attribute.
+    public var references: String?
 
     private enum CodingKeys: String, CodingKey {
-        case name, type, isOptional, isIndexed, isUnique, isFolded, isSearchable
+        case name, type, isOptional, isIndexed, isUnique, isFolded, isSearchable, references
     }
 
     init(
         name: String, type: AttributeType, isOptional: Bool, isIndexed: Bool, isUnique: Bool, isFolded: Bool = false,
-        isSearchable: Bool = false
+        isSearchable: Bool = false, references: String? = nil
     ) {
+        self.references = references
         self.name = name
         self.type = type
         self.isOptional = isOptional
@@ -181,6 +242,7 @@ public struct ColumnSchema: Sendable, Hashable, Codable {
         isUnique = try container.decode(Bool.self, forKey: .isUnique)
         isFolded = try container.decodeIfPresent(Bool.self, forKey: .isFolded) ?? false
         isSearchable = try container.decodeIfPresent(Bool.self, forKey: .isSearchable) ?? false
+        references = try container.decodeIfPresent(String.self, forKey: .references)
     }
 
     /// Encodes a column; the folding flags only when set, so that a column without them is
@@ -194,6 +256,7 @@ public struct ColumnSchema: Sendable, Hashable, Codable {
         try container.encode(isUnique, forKey: .isUnique)
         if isFolded { try container.encode(true, forKey: .isFolded) }
         if isSearchable { try container.encode(true, forKey: .isSearchable) }
+        if let references { try container.encode(references, forKey: .references) }
     }
 
     /// The name of the column that holds a folded column's keys: `folio_<name>_folded`
@@ -228,8 +291,9 @@ public struct EntitySchema: Sendable, Hashable, Codable {
     /// The columns, in order (the `id` column is implicit).
     public var columns: [ColumnSchema]
 
-    /// The canonical text the version hash is computed from. The folding flags are added
-    /// only when set, so an entity without them keeps the hash it had before they existed.
+    /// The canonical text the version hash is computed from. The folding flags and a
+    /// reference's target are added only when set, so an entity without them keeps the hash
+    /// it had before they existed.
     var canonicalText: String {
         var text = "folio-entity-1;\(name)"
         for c in columns {
@@ -237,6 +301,7 @@ public struct EntitySchema: Sendable, Hashable, Codable {
                 ";\(c.name):\(c.type.rawValue):\(c.isOptional ? "?" : "!"):\(c.isIndexed ? "i" : "-"):\(c.isUnique ? "u" : "-")"
             if c.isFolded { text += ":f" }
             if c.isSearchable { text += ":s" }
+            if let target = c.references { text += ":->\(target)" }
         }
         return text
     }

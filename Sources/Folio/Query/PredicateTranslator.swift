@@ -15,6 +15,8 @@ import GRDB
 /// attribute is its folded `contains`.
 struct PredicateTranslator<R: PersistentRecord> {
     let entity: EntityDescription<R>
+    /// The tables the predicate reads through to-ones, as it is translated.
+    let related = RelatedTables()
 
     func translate(_ predicate: Predicate<R>) throws -> SQLFragment {
         try fragment(predicate.expression)
@@ -34,6 +36,27 @@ struct PredicateTranslator<R: PersistentRecord> {
 
     func column(_ keyPath: AnyKeyPath) throws -> SQLTerm {
         .column(SQLBuilder.quote(try entity.column(for: keyPath)))
+    }
+
+    /// The target's attribute `member` through the to-one at `reference` (`$0.source.name`),
+    /// or the reference column itself for the target's identifier (`$0.source.id`).
+    func related(reference: AnyKeyPath, member: AnyKeyPath) throws -> SQLTerm? {
+        guard let attribute = entity.attribute(for: reference), attribute.reference != nil else { return nil }
+        if member.isToOneIdentifier { return .column(SQLBuilder.quote(attribute.column)) }
+        guard let key = entity.relatedKey(reference: reference, member: member) else { return nil }
+        related.tables.append(RelatedTable(table: key.targetTable, column: key.referenceColumn))
+        return .expression(SQLFragment(SQLBuilder.relatedValue(key, table: entity.name)))
+    }
+
+    /// The folded key of the target's attribute `member` through the to-one at `reference`
+    /// (`$0.source.name.folded`).
+    func relatedFoldedKey(reference: AnyKeyPath, member: AnyKeyPath) throws -> SQLTerm? {
+        guard let base = entity.attribute(for: reference)?.keyPath as AnyKeyPath?,
+            let path = base.appending(path: member)?.appending(path: \String?.folded),
+            let key = try entity.relatedKey(for: path)
+        else { return nil }
+        related.tables.append(RelatedTable(table: key.targetTable, column: key.referenceColumn))
+        return .folded(SQLFragment(SQLBuilder.relatedValue(key, table: entity.name)))
     }
 
     /// The folded key of the attribute at `keyPath` (`\Root.title`).
@@ -57,6 +80,20 @@ struct PredicateTranslator<R: PersistentRecord> {
         return base.replacingOccurrences(of: "PredicateExpressions.", with: "")
     }
 }
+
+/// The tables a translation reads through to-ones (a reference: the translator is a value).
+final class RelatedTables {
+    var tables: [RelatedTable] = []
+}
+
+extension AnyKeyPath {
+    /// Whether this is `\ToOne<Target>.id`, for any target.
+    var isToOneIdentifier: Bool { (self as? any ToOneIdentifierKeyPath) != nil }
+}
+
+/// `\ToOne<Target>.id`, seen without its target type.
+protocol ToOneIdentifierKeyPath {}
+extension KeyPath: ToOneIdentifierKeyPath where Root: ToOneProtocol, Value == RecordID? {}
 
 /// A translated operand.
 enum SQLTerm {
@@ -122,24 +159,40 @@ extension PredicateExpressions.Variable: FolioPredicateVariable {}
 protocol FolioKeyPathExpression {
     /// The key path when it is applied to the record itself (`$0.title`), `nil` otherwise.
     var attributeKeyPath: AnyKeyPath? { get }
+    /// A member of an attribute of the record (`$0.source.name`): the attribute's key path
+    /// and the member's; `nil` otherwise.
+    var memberPath: (reference: AnyKeyPath, member: AnyKeyPath)? { get }
 }
 
 extension PredicateExpressions.KeyPath: FolioKeyPathExpression {
     var attributeKeyPath: AnyKeyPath? { root is any FolioPredicateVariable ? keyPath : nil }
+    var memberPath: (reference: AnyKeyPath, member: AnyKeyPath)? {
+        guard let reference = (root as? any FolioKeyPathExpression)?.attributeKeyPath else { return nil }
+        return (reference, keyPath)
+    }
 }
 
 extension PredicateExpressions.KeyPath: FolioTranslatableExpression {
     func sqlTerm<R>(_ t: PredicateTranslator<R>) throws -> SQLTerm {
         if root is any FolioPredicateVariable { return try t.column(keyPath) }
-        // `$0.title.folded`: the folded key of a folded attribute, kept in its own column.
-        if let attribute = (root as? any FolioKeyPathExpression)?.attributeKeyPath,
-            keyPath == \String.folded || keyPath == \String?.folded
+        let isFolded = keyPath == \String.folded || keyPath == \String?.folded
+        if let attribute = (root as? any FolioKeyPathExpression)?.attributeKeyPath {
+            // `$0.title.folded`: the folded key of a folded attribute, kept in its own column.
+            if isFolded { return try t.foldedKey(ofAttributeAt: attribute) }
+            // `$0.source.name`, `$0.source.id`: through a to-one.
+            if let term = try t.related(reference: attribute, member: keyPath) { return term }
+        }
+        // `$0.source.name.folded`: the folded key of the target's attribute.
+        if isFolded, let path = (root as? any FolioKeyPathExpression)?.memberPath,
+            let term = try t.relatedFoldedKey(reference: path.reference, member: path.member)
         {
-            return try t.foldedKey(ofAttributeAt: attribute)
+            return term
         }
         throw FolioError.unsupportedPredicate(
             expression: "KeyPath \(keyPath)",
-            reason: "only attributes of the record itself, and their folded text (.folded), can be used")
+            reason:
+                "only attributes of the record itself, their folded text (.folded), and attributes of a to-one's target (declared with .toOne) can be used"
+        )
     }
 }
 

@@ -63,6 +63,8 @@ public struct RecordRequest<R: PersistentRecord>: Sendable {
     ///
     /// - Complexity: with an estimate, a background fetch runs no `COUNT` query.
     public var estimatedResultCount: Int?
+    /// The to-many this request reads (``init(relatedTo:through:predicate:search:sortBy:limit:offset:batchSize:)``), or `nil`.
+    var relatedTo: RelatedFilter?
 
     /// Creates a fetch request.
     ///
@@ -91,13 +93,82 @@ public struct RecordRequest<R: PersistentRecord>: Sendable {
         self.maxBatchesInMemory = 8
         self.estimatedResultCount = nil
     }
+
+    /// The records whose to-one `relationship` points to `target`: the target's to-many, as
+    /// a request — a fetch gives the same lazy, batch-faulting ``FetchedRecords`` as any
+    /// request (`count` without loading a record, records in batches as they are read), and
+    /// a ``FetchedResultsController`` over it follows the to-many live.
+    ///
+    /// ```swift
+    /// var request = RecordRequest<Item>(relatedTo: source.id, through: \.source,
+    ///                                   sortBy: [SortDescriptor(\.published)], batchSize: 50)
+    /// let items = try store.fetch(request)   // one identifier query, through the reference index
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - target: the target's identifier; `nil` selects the records whose relationship is empty.
+    ///   - relationship: the records' to-one.
+    ///   - predicate, search, sortBy, limit, offset, batchSize: as in ``init(predicate:search:sortBy:limit:offset:batchSize:)``.
+    /// - Complexity: O(1); a fetch reads the reference column's index, O(log n + children).
+    public init<Target: PersistentRecord>(
+        relatedTo target: RecordID?,
+        through relationship: KeyPath<R, ToOne<Target>>,
+        predicate: Predicate<R>? = nil,
+        search: TextSearch<R>? = nil,
+        sortBy: [SortDescriptor<R>] = [],
+        limit: Int? = nil,
+        offset: Int? = nil,
+        batchSize: Int = 0
+    ) {
+        self.init(
+            predicate: predicate, search: search, sortBy: sortBy, limit: limit, offset: offset, batchSize: batchSize)
+        self.relatedTo = RelatedFilter(keyPath: relationship, target: target)
+    }
 }
 
-/// One `ORDER BY` term.
+/// A to-many as a request's filter: the to-one's key path and the target's identifier.
+// @unchecked Sendable: the key path is immutable.
+struct RelatedFilter: @unchecked Sendable, Hashable {
+    var keyPath: AnyKeyPath
+    var target: RecordID?
+}
+
+extension RelatedFilter {
+    /// The reference column, checked against the entity.
+    func column<R: PersistentRecord>(in entity: EntityDescription<R>) throws -> String {
+        guard let attribute = entity.attribute(for: keyPath), attribute.reference != nil else {
+            throw FolioError.unknownKeyPath(entity: entity.name, keyPath: String(describing: keyPath))
+        }
+        return attribute.column
+    }
+}
+
+extension RelatedTable {
+    /// The tables in first-seen order, each once.
+    static func distinct(_ tables: [RelatedTable]) -> [RelatedTable] {
+        var seen: Set<RelatedTable> = []
+        return tables.filter { seen.insert($0).inserted }
+    }
+}
+
+/// One `ORDER BY` term: a column of the entity, or of a to-one's target (`related`).
 struct OrderTerm: Sendable {
     var column: String
     var type: AttributeType?
     var descending: Bool
+    /// The to-one the column is read through (`column` is then the target's), or `nil`.
+    var related: RelatedKey? = nil
+
+    /// Whether the term is the entity's own rowid.
+    var isRowID: Bool { related == nil && column == "id" }
+}
+
+/// A table a query reads through a to-one: the target's table, and the entity's reference
+/// column that points to it. A commit that changes rows of `table` changes the rows of the
+/// query whose `column` holds one of their identifiers.
+struct RelatedTable: Sendable, Hashable {
+    var table: String
+    var column: String
 }
 
 /// A fetch request checked against its entity and translated to SQL fragments.
@@ -118,6 +189,8 @@ struct CompiledQuery: Sendable {
     var order: [OrderTerm]
     var limit: Int?
     var offset: Int?
+    /// The tables the predicate and the order read through to-ones.
+    var related: [RelatedTable] = []
 
     var isWindowed: Bool { limit != nil || (offset ?? 0) > 0 }
 
@@ -137,7 +210,10 @@ struct CompiledQuery: Sendable {
         var text = "table=\(table);filter=\(filter?.fingerprint ?? "-");"
         if rankingQuery != nil { text += "ranked;" }
         text += "order="
-        text += order.map { "\($0.column) \($0.descending ? "DESC" : "ASC")" }.joined(separator: ",")
+        text += order.map { term in
+            let name = term.related.map { "\($0.referenceColumn)->\($0.targetTable).\(term.column)" } ?? term.column
+            return "\(name) \(term.descending ? "DESC" : "ASC")"
+        }.joined(separator: ",")
         text += ";limit=\(limit.map(String.init) ?? "-");offset=\(offset.map(String.init) ?? "-")"
         return text
     }
@@ -150,6 +226,7 @@ extension CompiledQuery: Hashable {
             zip(a.columns, b.columns).allSatisfy({ $0.hasSameBytes(as: $1) }), a.order.count == b.order.count,
             zip(a.order, b.order).allSatisfy({
                 $0.column.hasSameBytes(as: $1.column) && $0.type == $1.type && $0.descending == $1.descending
+                    && $0.related == $1.related
             })
         else { return false }
         switch (a.search, b.search) {
@@ -197,19 +274,32 @@ extension RecordRequest {
                 order.append(OrderTerm(column: attribute.column, type: .string, descending: descending))
                 continue
             }
+            if let related = try entity.relatedKey(for: keyPath) {
+                order.append(
+                    OrderTerm(column: related.targetColumn, type: related.type, descending: descending, related: related))
+                continue
+            }
             let column = try entity.column(for: keyPath)
             let type = entity.attribute(for: keyPath)?.type
             order.append(OrderTerm(column: column, type: type, descending: descending))
         }
-        if order.last?.column != "id" {
+        if order.last?.isRowID != true {
             // Ties are broken by rowid, in the direction of the last key.
             order.append(OrderTerm(column: "id", type: .integer, descending: order.last?.descending ?? false))
         }
-        let filter = try predicate.map { try PredicateTranslator(entity: entity).translate($0) }
+        let translator = PredicateTranslator(entity: entity)
+        var filter = try predicate.map { try translator.translate($0) }
+        if let relatedTo {
+            let match = SQLBuilder.referenceFilter(column: try relatedTo.column(in: entity), target: relatedTo.target)
+            filter = filter.map { SQLFragment("(\(match.sql) AND \($0.sql))", match.arguments + $0.arguments) } ?? match
+        }
         let search = try search.map { try $0.compile() }
+        var related = translator.related.tables
+        for term in order { if let key = term.related { related.append(RelatedTable(table: key.targetTable, column: key.referenceColumn)) } }
         return CompiledQuery(
             table: entity.name, columns: entity.attributes.map(\.column), predicate: filter,
-            search: search.flatMap { $0.query == nil ? nil : $0 }, order: order, limit: limit, offset: offset)
+            search: search.flatMap { $0.query == nil ? nil : $0 }, order: order, limit: limit, offset: offset,
+            related: RelatedTable.distinct(related))
     }
 }
 

@@ -12,7 +12,7 @@ extension SQLBuilder {
     }
 
     static func orderBy(_ q: CompiledQuery) -> String {
-        let terms = q.order.map { quote($0.column) + ($0.descending ? " DESC" : "") }
+        let terms = q.order.map { value(of: $0, table: q.table) + ($0.descending ? " DESC" : "") }
         return " ORDER BY " + (q.rankingQuery == nil ? terms : ["folio_search_rank"] + terms).joined(separator: ", ")
     }
 
@@ -97,7 +97,7 @@ extension SQLBuilder {
 
     /// `id, key1, key2, …, section`.
     static func sortKeyColumns(_ q: CompiledQuery, section: SQLFragment?) -> String {
-        var list = [quote("id")] + q.order.filter { $0.column != "id" }.map { quote($0.column) }
+        var list = [quote("id")] + q.order.filter { !$0.isRowID }.map { value(of: $0, table: q.table) }
         if let section { list.append(section.sql) }
         return list.joined(separator: ", ")
     }
@@ -109,9 +109,44 @@ extension SQLBuilder {
             section?.arguments ?? [])
     }
 
+    // MARK: Relationships
+
+    /// A sort term's value: its column, or the target's column through a to-one.
+    static func value(of term: OrderTerm, table: String) -> String {
+        guard let related = term.related else { return quote(term.column) }
+        return relatedValue(related, table: table)
+    }
+
+    /// The value of a to-one's target column for the current row of `table`: a lookup of
+    /// the target by rowid (`NULL` when the reference is `NULL` or dangling). The target is
+    /// aliased, so that a relationship of an entity to itself reads the outer row's reference.
+    static func relatedValue(_ key: RelatedKey, table: String) -> String {
+        "(SELECT \(relatedAlias).\(quote(key.targetColumn)) FROM \(quote(key.targetTable)) AS \(relatedAlias)"
+            + " WHERE \(relatedAlias).\(quote("id")) = \(quote(table)).\(quote(key.referenceColumn)))"
+    }
+
+    /// The alias of a to-one's target in ``relatedValue(_:table:)`` (Folio's prefix: no
+    /// entity's name).
+    static let relatedAlias = "folio_related"
+
+    /// The records whose reference column holds `target` (`IS NULL` for `nil`): a to-many.
+    static func referenceFilter(column: String, target: RecordID?) -> SQLFragment {
+        guard let target else { return SQLFragment("\(quote(column)) IS NULL") }
+        return SQLFragment("\(quote(column)) = ?", [target.rawValue.databaseValue])
+    }
+
+    /// The rows of `table` whose reference `column` holds one of the identifiers of a bound
+    /// JSON array: the rows a commit changed through a to-one's target (its index is read).
+    static func referencingRows(table: String, column: String) -> String {
+        "SELECT \(quote("id")) FROM \(quote(table)) WHERE \(quote(column)) IN (SELECT value FROM json_each(?))"
+    }
+
     // MARK: Sections
 
     static func section(attribute column: String) -> SQLFragment { SQLFragment(quote(column)) }
+
+    /// A section value read through a to-one (``relatedValue(_:table:)``).
+    static func section(related key: RelatedKey, table: String) -> SQLFragment { SQLFragment(relatedValue(key, table: table)) }
 
     /// The first letter of text (``FirstLetter``): a prefix of the text's bytes, so it orders
     /// as the text does (case mapping would not: "A…" < "B…" < "a…"), taken from the bytes
@@ -119,8 +154,10 @@ extension SQLBuilder {
     /// first byte alone (compared as a blob) so that sections stay contiguous for any bytes.
     /// A number is its own section (numbers sort before all text, by value); a blob's is its
     /// first byte; NULL's is NULL.
-    static func section(firstLetterOf column: String) -> SQLFragment {
-        let value = quote(column)
+    static func section(firstLetterOf column: String) -> SQLFragment { section(firstLetterOfValue: quote(column)) }
+
+    /// ``section(firstLetterOf:)`` of any SQL value (a column through a to-one).
+    static func section(firstLetterOfValue value: String) -> SQLFragment {
         let bytes = "CAST(\(value) AS BLOB)"
         let bounds = FirstLetter.lengths.dropFirst().map { $0.lowest }
         var length = "CASE"

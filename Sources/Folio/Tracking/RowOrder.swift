@@ -27,7 +27,7 @@ struct RowOrder: Sendable {
         var sources: [Int32] = []
         var next: Int32 = 1
         for term in query.order {
-            if term.column == "id" { sources.append(0) } else { sources.append(next); next += 1 }
+            if term.isRowID { sources.append(0) } else { sources.append(next); next += 1 }
         }
         self.sources = sources
     }

@@ -19,10 +19,13 @@ struct SectionExpression: Sendable {
     let kind: Kind
     /// The day sections' time-zone offset, `nil` for other kinds.
     let dayOffset: Int?
+    /// The table the value is read from through a to-one, `nil` for the entity's own column.
+    let related: RelatedTable?
 
-    init(fragment: SQLFragment, kind: Kind) {
+    init(fragment: SQLFragment, kind: Kind, related: RelatedTable? = nil) {
         self.fragment = fragment
         self.kind = kind
+        self.related = related
         if case .day(let offset) = kind { dayOffset = offset } else { dayOffset = nil }
     }
 
