@@ -135,7 +135,8 @@ public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomString
     /// The SQL expression of the section value on `source` (see ``source(under:)``), for rows
     /// of `table`, and how its value becomes a section.
     func expression(source: SectionSource, table: String) -> SectionExpression {
-        let value = source.related.map { SQLBuilder.section(related: $0, table: table) } ?? SQLBuilder.section(attribute: source.column)
+        let value =
+            source.related.map { SQLBuilder.section(related: $0, table: table) } ?? SQLBuilder.section(attribute: source.column)
         let related = source.related.map { RelatedTable(table: $0.targetTable, column: $0.referenceColumn) }
         switch kind {
         case .attribute: return SectionExpression(fragment: value, kind: .value, related: related)

@@ -295,7 +295,9 @@ extension RecordRequest {
         }
         let search = try search.map { try $0.compile() }
         var related = translator.related.tables
-        for term in order { if let key = term.related { related.append(RelatedTable(table: key.targetTable, column: key.referenceColumn)) } }
+        for term in order {
+            if let key = term.related { related.append(RelatedTable(table: key.targetTable, column: key.referenceColumn)) }
+        }
         return CompiledQuery(
             table: entity.name, columns: entity.attributes.map(\.column), predicate: filter,
             search: search.flatMap { $0.query == nil ? nil : $0 }, order: order, limit: limit, offset: offset,
