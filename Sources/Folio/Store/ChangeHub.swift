@@ -4,6 +4,9 @@ import GRDB
 /// Something that wants the rowids each commit touched in one table.
 protocol CommitSubscriber: AnyObject, Sendable {
     var table: String { get }
+    /// The tables the subscriber reads through to-ones (``RelatedTable``): a commit that
+    /// changes their rows changes the subscriber's rows that point to them.
+    var relatedTables: [RelatedTable] { get }
     /// Called on the writer's queue right after a commit, with the database in exactly
     /// the state that commit left: the subscriber may read it and must be quick.
     func didCommit(changedRowIDs: Set<Int64>, in db: Database)
@@ -15,6 +18,11 @@ protocol CommitSubscriber: AnyObject, Sendable {
     /// The two above, with the commit's change tokens, read once per table for all the
     /// subscribers of the notification; by default they call the two above.
     func didCommit(changedRowIDs: Set<Int64>, tokens: CommitTokens, in db: Database)
+    /// ``didCommit(changedRowIDs:tokens:in:)`` for a subscriber with related tables: the
+    /// rows the commit changed in each related table it changed. By default the related
+    /// rows are ignored.
+    func didCommit(
+        changedRowIDs: Set<Int64>, relatedRowIDs: [RelatedTable: Set<Int64>], tokens: CommitTokens, in db: Database)
     func didChangeExternally(tokens: CommitTokens, in db: Database)
     /// The store can no longer follow the file (another process migrated it to another
     /// model version): the subscriber reports `error` and reads nothing.
@@ -23,6 +31,14 @@ protocol CommitSubscriber: AnyObject, Sendable {
 
 extension CommitSubscriber {
     func cannotFollow(_ error: FolioError) {}
+
+    var relatedTables: [RelatedTable] { [] }
+
+    func didCommit(
+        changedRowIDs: Set<Int64>, relatedRowIDs: [RelatedTable: Set<Int64>], tokens: CommitTokens, in db: Database
+    ) {
+        didCommit(changedRowIDs: changedRowIDs, tokens: tokens, in: db)
+    }
 
     /// ``didCommit(changedRowIDs:in:)``, for a subscriber that reads its table's change
     /// token: `tokens` reads each table's token once per commit, however many subscribers
@@ -50,6 +66,13 @@ final class CommitTokens {
         let token = try Store.changeToken(table: table, db)
         read[table] = token
         return token
+    }
+
+    /// The change token of several tables (a list's and those it reads through to-ones):
+    /// ``ChangeToken/combining(_:)`` of each one's token, each read once per commit.
+    func token(of tables: [String], _ db: Database) throws -> ChangeToken {
+        if tables.count == 1 { return try token(of: tables[0], db) }
+        return ChangeToken.combining(try tables.map { try token(of: $0, db) })
     }
 }
 
@@ -237,9 +260,21 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
             return
         }
         for subscriber in live {
-            if let rows = changes[subscriber.table] {
+            var related: [RelatedTable: Set<Int64>] = [:]
+            var relatedWritten = false
+            for dependency in subscriber.relatedTables {
+                if let rows = changes[dependency.table] {
+                    related[dependency] = rows
+                } else if written.contains(dependency.table) {
+                    relatedWritten = true
+                }
+            }
+            if !related.isEmpty {
+                subscriber.didCommit(
+                    changedRowIDs: changes[subscriber.table] ?? [], relatedRowIDs: related, tokens: tokens, in: db)
+            } else if let rows = changes[subscriber.table] {
                 subscriber.didCommit(changedRowIDs: rows, tokens: tokens, in: db)
-            } else if written.contains(subscriber.table) {
+            } else if written.contains(subscriber.table) || relatedWritten {
                 // Rows set to the values they had: nothing to report, a new token to keep.
                 subscriber.didCommit(changedRowIDs: [], tokens: tokens, in: db)
             }

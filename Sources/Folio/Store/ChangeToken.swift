@@ -43,6 +43,23 @@ public struct ChangeToken: Hashable, Sendable, CustomStringConvertible {
 
     static let unknown = ChangeToken(database: nil, change: nil)
 
+    /// One token for several tables (a list and the tables it reads through to-ones): it
+    /// changes when any of theirs does. Its change identifier is 16 bytes hashed from the
+    /// tables' (two FNV-1a hashes of their concatenation, with different seeds); unknown
+    /// when any token is unknown or the tokens are of different databases.
+    static func combining(_ tokens: [ChangeToken]) -> ChangeToken {
+        guard let first = tokens.first, tokens.allSatisfy({ $0.isKnown && $0.database == first.database }) else {
+            return .unknown
+        }
+        if tokens.count == 1 { return first }
+        let bytes = tokens.reduce(into: Data()) { $0.append($1.change) }
+        var change = Data()
+        for seed: UInt64 in [0xcbf2_9ce4_8422_2325, 0x6c62_272e_07bb_0142] {
+            withUnsafeBytes(of: fnv1a64(bytes, seed: seed).bigEndian) { change.append(contentsOf: $0) }
+        }
+        return ChangeToken(database: first.database, change: change)
+    }
+
     /// Whether both values were found in the database.
     var isKnown: Bool { database.count == 16 }
 

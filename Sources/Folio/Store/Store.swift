@@ -269,6 +269,12 @@ public final class Store: Sendable {
     static func changeToken(table: String, _ db: Database) throws -> ChangeToken {
         try ChangeToken.read(table: table, db)
     }
+
+    /// The change token of several tables (``ChangeToken/combining(_:)``); one table's own.
+    static func changeToken(tables: [String], _ db: Database) throws -> ChangeToken {
+        if tables.count == 1 { return try changeToken(table: tables[0], db) }
+        return ChangeToken.combining(try tables.map { try changeToken(table: $0, db) })
+    }
 }
 
 /// The SQL of the single-row writes of one entity.

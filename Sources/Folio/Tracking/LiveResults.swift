@@ -34,7 +34,7 @@ final class LiveResults: Sendable {
         _ loaded: ResultsLoad.Loaded, query: CompiledQuery, section: SectionExpression?, store: Store
     ) -> (live: LiveResults, catchUpDue: Bool) {
         let live = LiveResults(query: query, section: section, store: store)
-        let token = try? store.readSync { db in try Store.changeToken(table: query.table, db) }
+        let token = try? store.readSync { db in try Store.changeToken(tables: live.tracker.updater.tokenTables, db) }
         let unchanged = tableUnchanged(since: loaded.token, now: token)
         let due = live.tracker.install(loaded.full, token: loaded.token, changedSinceRead: !unchanged)
         return (live, due)

@@ -61,7 +61,7 @@ struct ResultsLoad: Sendable {
 
     /// Reads the state — from the cache when it is valid — in the read transaction `db` is in.
     func read(_ db: Database) throws -> Loaded {
-        let token = try Store.changeToken(table: updater.table, db)
+        let token = try Store.changeToken(tables: updater.tokenTables, db)
         var outcome = SectionCache.Outcome.notUsed
         if let cacheURL {
             switch SectionCache.read(cacheURL, expecting: fingerprint, token: token) {

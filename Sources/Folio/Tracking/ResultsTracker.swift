@@ -45,6 +45,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
     init(query: CompiledQuery, section: SectionExpression?, diagnostics: Diagnostics) {
         self.table = query.table
         self.updater = ResultsUpdater(query: query, section: section, diagnostics: diagnostics)
+        self.relatedTables = updater.relatedTables
         (deliveries, continuation) = AsyncStream.makeStream(of: Delivery.self)
     }
 
@@ -89,6 +90,24 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         run(machine.withLock { $0.rowsChanged(changedRowIDs) }, db, tokens)
     }
 
+    let relatedTables: [RelatedTable]
+
+    /// A commit that changed rows the results read through to-ones: the list's rows that
+    /// point to them (found through the reference index) are changed rows too, since their
+    /// sort keys, sections or match may have changed. If they cannot be read, the tracker
+    /// rescans, as for rows of unknown identity.
+    func didCommit(
+        changedRowIDs: Set<Int64>, relatedRowIDs: [RelatedTable: Set<Int64>], tokens: CommitTokens, in db: Database
+    ) {
+        let pointing: Set<Int64>
+        do {
+            pointing = try ResultsUpdater.inReadTransaction(db) { try updater.referencingRows(relatedRowIDs, db) }
+        } catch {
+            return didChangeExternally(tokens: tokens, in: db)
+        }
+        run(machine.withLock { $0.rowsChanged(changedRowIDs.union(pointing)) }, db, tokens)
+    }
+
     func didChangeExternally(in db: Database) {
         didChangeExternally(tokens: CommitTokens(), in: db)
     }
@@ -128,7 +147,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
     private func perform(_ work: StateMachine.Work, _ db: Database, _ tokens: CommitTokens) -> StateMachine.Outcome {
         do {
             return try ResultsUpdater.inReadTransaction(db) { () throws -> StateMachine.Outcome in
-                let token = try tokens.token(of: table, db)
+                let token = try tokens.token(of: updater.tokenTables, db)
                 if work.rescan {
                     if work.changed.isEmpty, tableUnchanged(since: work.token, now: token) {
                         return .unchanged

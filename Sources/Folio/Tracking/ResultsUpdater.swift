@@ -32,6 +32,27 @@ struct ResultsUpdater: Sendable {
 
     var table: String { query.table }
 
+    /// The tables the results read through to-ones: the predicate's, the order's, the section's.
+    var relatedTables: [RelatedTable] { RelatedTable.distinct(query.related + (section?.related.map { [$0] } ?? [])) }
+
+    /// The tables whose change tokens make the results' token: the list's and the related ones.
+    var tokenTables: [String] {
+        var seen: Set<String> = []
+        return ([table] + relatedTables.map(\.table)).filter { seen.insert($0).inserted }
+    }
+
+    /// The list's rows that point to rows a commit changed in related tables: through each
+    /// reference column's index, O(affected rows · log n), whatever the size of the list.
+    func referencingRows(_ related: [RelatedTable: Set<Int64>], _ db: Database) throws -> Set<Int64> {
+        var rows: Set<Int64> = []
+        for (dependency, targets) in related {
+            let statement = try db.cachedStatement(sql: SQLBuilder.referencingRows(table: table, column: dependency.column))
+            try statement.setArguments([IdentifierList.jsonArray(targets)])
+            try statement.forEachRow(in: db) { rows.insert(sqlite3_column_int64($0, 0)) }
+        }
+        return rows
+    }
+
     /// Every matching identifier (the window is applied when presenting) and its sections.
     /// Calls a `.computed` section key's closure: never while holding a lock.
     func scan(_ db: Database) throws -> ResultsState {

@@ -1,0 +1,88 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Folio
+
+/// A parent of ``Photo``s: deleting an album nullifies its photos' references.
+struct Album: PersistentRecord, Equatable {
+    var id: RecordID?
+    var name = ""
+    var hidden = false
+    var created: Date? = nil
+
+    static let entity = EntityDescription<Album>(
+        "album",
+        [
+            AttributeDescription(\.name, indexed: true, folded: true),
+            AttributeDescription(\.hidden),
+            AttributeDescription(\.created),
+        ],
+        relationships: [.toMany(\Photo.album, deleteRule: .nullify)])
+}
+
+/// A child pointing to an ``Album``.
+struct Photo: PersistentRecord, Equatable {
+    var id: RecordID?
+    var title = ""
+    var taken = 0
+    var album = ToOne<Album>()
+
+    static let entity = EntityDescription<Photo>(
+        "photo",
+        [
+            AttributeDescription(\.title),
+            AttributeDescription(\.taken, indexed: true),
+        ],
+        relationships: [.toOne(\.album)])
+}
+
+/// A controller over photos and a strict table-view model that follows it: each delivered
+/// change set is applied to the model, which must then equal a fresh fetch.
+@MainActor
+final class PhotoHarness {
+    let store: Store
+    let controller: FetchedResultsController<Photo>
+    var model: TableViewModel
+    private var delivered: [ChangeSet] = []
+    private var task: Task<Void, Never>?
+
+    init(_ store: Store, _ request: RecordRequest<Photo>, sectionBy: SectionKey<Photo>? = nil) async throws {
+        self.store = store
+        controller = FetchedResultsController(request, store: store, sectionBy: sectionBy)
+        try await controller.performFetch()
+        model = TableViewModel(controller.snapshot)
+        let changes = controller.changes
+        task = Task { [weak self] in
+            for await change in changes { self?.delivered.append(change) }
+        }
+        await controller.waitForChanges()
+    }
+
+    deinit { task?.cancel() }
+
+    /// Writes, waits for the controller, applies what it delivered and compares with a fresh
+    /// fetch. Returns the change sets.
+    @discardableResult
+    func step(_ write: (WriteTransaction) throws -> Void) async throws -> [ChangeSet] {
+        try writeSync(store, write)
+        return try await settle()
+    }
+
+    @discardableResult
+    func settle() async throws -> [ChangeSet] {
+        await controller.waitForChanges()
+        for _ in 0..<20 { await Task.yield() }
+        let changes = delivered
+        delivered = []
+        for change in changes { try model.apply(change, dataSource: controller.snapshot) }
+        let fresh = FetchedResultsController(controller.fetchRequest, store: store, sectionBy: controller.sectionKey)
+        try Self.fetchNow(fresh)
+        #expect(model == TableViewModel(fresh.snapshot), "the live results differ from a fresh fetch")
+        return changes
+    }
+}
+
+extension PhotoHarness {
+    /// The synchronous performFetch, from async code.
+    static func fetchNow(_ controller: FetchedResultsController<Photo>) throws { try controller.performFetch() }
+}
