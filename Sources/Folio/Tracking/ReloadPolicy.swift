@@ -30,6 +30,21 @@ enum ReloadPolicy {
         changed <= Swift.max(2_048, total / 500)
     }
 
+    /// How many key probes the incremental path may spend on a commit that touched
+    /// `changed` of `total` rows, or `nil` when a full scan is surely cheaper.
+    ///
+    /// Up to ``isIncremental(changed:total:)``'s bound, as many as it needs. Above it and up
+    /// to a tenth of the rows, the incremental path is tried with a budget of `total / 64`
+    /// probes (a probe is one indexed lookup, a scan about `total` row steps): rows that move
+    /// together — the children of a renamed parent, found through the reference index —
+    /// place in far fewer probes than rows spread at random, which exceed the budget and
+    /// fall back to the scan having spent a fraction of it.
+    static func incrementalProbes(changed: Int, total: Int) -> Int? {
+        if isIncremental(changed: changed, total: total) { return .max }
+        guard changed <= total / 10 else { return nil }
+        return total / 64
+    }
+
     /// `change`, or ``ChangeSet/reload`` when it is too large to animate.
     static func limited(_ change: ChangeSet) -> ChangeSet {
         let size = change.deletedItems.count + change.insertedItems.count + change.movedItems.count

@@ -70,8 +70,8 @@ struct ResultsUpdater: Sendable {
     /// The full results after a commit that touched `changed`, and the change set between
     /// the presented states. `maxID` is at least the largest identifier in `old`.
     func apply(_ changed: Set<Int64>, to old: ResultsState, maxID: Int64, _ db: Database) throws -> (ResultsState, ChangeSet) {
-        if ReloadPolicy.isIncremental(changed: changed.count, total: old.ids.count),
-            let (new, change) = try incremental(changed, old, maxID: maxID, db)
+        if let probes = ReloadPolicy.incrementalProbes(changed: changed.count, total: old.ids.count),
+            let (new, change) = try incremental(changed, old, maxID: maxID, probes: probes, db)
         {
             return (new, ReloadPolicy.limited(change))
         }
@@ -81,7 +81,7 @@ struct ResultsUpdater: Sendable {
 
     /// The incremental path; `nil` when the rows cannot be placed exactly (then the caller
     /// rescans).
-    private func incremental(_ changed: Set<Int64>, _ old: ResultsState, maxID: Int64, _ db: Database) throws -> (
+    private func incremental(_ changed: Set<Int64>, _ old: ResultsState, maxID: Int64, probes: Int, _ db: Database) throws -> (
         ResultsState, ChangeSet
     )? {
         // 1. The touched rows that match now, in SQLite's result order, with their keys.
@@ -112,7 +112,7 @@ struct ResultsUpdater: Sendable {
         // 4. Find each row's place among the untouched rows: `gaps[j]` untouched rows come
         // before `rows[j]` (see ``findGaps(of:among:probe:)``).
         let probe = try KeyProbe(query: query, section: section, order: order, db)
-        guard let gaps = try findGaps(of: rows, among: ids, probe: probe) else { return nil }
+        guard let gaps = try findGaps(of: rows, among: ids, probe: probe, budget: probes) else { return nil }
 
         // 5. Insert them and place them in sections.
         for (j, row) in rows.enumerated() {
@@ -156,7 +156,8 @@ struct ResultsUpdater: Sendable {
 
     /// For each of `rows` (sorted), how many of `ids` (sorted, none of them in `rows`)
     /// come before it; `nil` if a row of `ids` is gone (the database changed behind Folio's
-    /// back: the caller rescans).
+    /// back: the caller rescans), or when it would take more than `budget` probes (a scan
+    /// is then cheaper).
     ///
     /// The rows are searched middle first, then each half within the range the middle one
     /// left it: about k·log₂(n/k) probes for k rows among n. Each probe is one indexed
@@ -165,7 +166,12 @@ struct ResultsUpdater: Sendable {
     /// often spread evenly, and then a few probes do), falling back to bisection after
     /// any guess that did not halve the range — never more than twice the probes of
     /// plain bisection.
-    func findGaps(of rows: [RowKey], among ids: IdentifierList, probe: KeyProbe) throws -> [Int]? {
+    ///
+    /// Rows whose range has closed (`low == high`: their neighbours were placed in the same
+    /// gap) cost no probe, so a block of rows that move together — the children of a
+    /// renamed parent — costs about log₂(k)·log₂(n) probes, not k·log₂(n/k).
+    func findGaps(of rows: [RowKey], among ids: IdentifierList, probe: KeyProbe, budget: Int = .max) throws -> [Int]? {
+        var probes = 0
         struct Range {
             var rows: Swift.Range<Int>
             /// The rows' gaps are in `low...high`.
@@ -188,6 +194,8 @@ struct ResultsUpdater: Sendable {
                     mid = Swift.min(high - 1, Swift.max(low, low - 1 + Int((f * Double(high - low + 1)).rounded())))
                 }
                 let width = high - low
+                probes += 1
+                if probes > budget { return nil }
                 guard let k = try probe.key(ids[mid]) else { return nil }
                 if order.precedes(k, target) {
                     low = mid + 1

@@ -115,4 +115,43 @@ struct LiveRelationshipTests {
         try store.synchronize()
         #expect(try await live.settle().isEmpty)
     }
+
+    /// Past the incremental path's plain bound (2,048 rows here), the children of a renamed
+    /// album — 3,000 of 40,000 photos — are still placed without a scan: they move as a
+    /// block, which costs few probes. 3,000 rows changed at random exceed the probe budget
+    /// and fall back to a scan; both change sets are exact.
+    @Test func aLargeBlockOfChildrenMovesWithoutAScan() async throws {
+        let store = try Store.temporary(records: [Album.self, Photo.self])
+        let albums = try writeSync(store) { tx -> [RecordID] in
+            var ids: [RecordID] = []
+            for a in 0..<13 {
+                var album = Album(name: String(format: "album %02d", a))
+                try tx.insert(&album)
+                ids.append(album.id!)
+                for i in 0..<(a == 5 ? 3_000 : 3_000 + (a < 5 ? 1 : 0)) {
+                    var photo = Photo(title: "p", taken: (i * 7_919 + a) % 100_000, album: ToOne(album.id))
+                    try tx.insert(&photo)
+                }
+            }
+            return ids
+        }
+        let live = try await PhotoHarness(store, Self.byAlbumName, sectionBy: .attribute(\Photo.album.name))
+        let total = live.controller.fetchedObjects?.count ?? 0
+        #expect(total > 30_000 && ReloadPolicy.incrementalProbes(changed: 3_000, total: total) != .max)
+        var before = store.diagnostics.counters
+        try writeSync(store) { tx in
+            try tx.database.execute(sql: "UPDATE album SET name = 'zzz' WHERE id = ?", arguments: [albums[5].rawValue])
+        }
+        await live.controller.waitForChanges()
+        #expect(store.diagnostics.counters.identifierScans == before.identifierScans, "the block was placed without a scan")
+        try await live.settle()
+        #expect(live.controller.sections.last?.name == "zzz")
+        before = store.diagnostics.counters
+        try writeSync(store) { tx in
+            try tx.database.execute(sql: "UPDATE photo SET taken = (id * 48271) % 100003 WHERE id % 13 = 0")
+        }
+        await live.controller.waitForChanges()
+        #expect(store.diagnostics.counters.identifierScans == before.identifierScans + 1, "spread rows: a scan")
+        try await live.settle()
+    }
 }
