@@ -94,7 +94,7 @@ extension FetchedResultsController {
         if !source.isOrdered(by: query.order.first) {
             throw FolioError.sectionKeyNotLeadingSort(
                 sectionKey: sectionKey.description,
-                firstSort: request.sortBy.first.map { "\($0.keyPath.map { "\($0)" } ?? "\($0)")" } ?? "none")
+                firstSort: request.sortBy.first.map { $0.keyPath.map(SectionKey<R>.name(of:)) ?? "\($0)" } ?? "none")
         }
         return (query, sectionKey.expression(source: source, table: query.table))
     }

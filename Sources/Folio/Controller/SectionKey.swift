@@ -100,12 +100,24 @@ public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomString
 
     /// The key's kind and attribute, such as `day(\Article.published, offset: 0s)`.
     public var description: String {
-        switch kind {
-        case .attribute: "\(keyPath)"
-        case .day(let offset): "day(\(keyPath), offset: \(offset)s)"
-        case .firstLetter: "firstLetter(\(keyPath))"
-        case .computed(let name): "computed(\(keyPath), \(name))"
+        let path = Self.name(of: keyPath)
+        return switch kind {
+        case .attribute: path
+        case .day(let offset): "day(\(path), offset: \(offset)s)"
+        case .firstLetter: "firstLetter(\(path))"
+        case .computed(let name): "computed(\(path), \(name))"
         }
+    }
+
+    /// A key path as written (`\Article.title`); one through a to-one by its columns
+    /// (`\Item.source.name`), since Swift describes a member of `ToOne` by the address of
+    /// its accessor, which changes from launch to launch (and a persistent cache's
+    /// fingerprint includes this text).
+    static func name(of keyPath: AnyKeyPath) -> String {
+        if let related = try? R.entity.relatedKey(for: keyPath) {
+            return "\\\(R.self).\(related.referenceColumn).\(related.targetColumn)"
+        }
+        return "\(keyPath)"
     }
 
     /// The column sections are computed from under `query`'s order: the key path's column

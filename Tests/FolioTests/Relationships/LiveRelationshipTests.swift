@@ -154,4 +154,22 @@ struct LiveRelationshipTests {
         #expect(store.diagnostics.counters.identifierScans == before.identifierScans + 1, "spread rows: a scan")
         try await live.settle()
     }
+
+    /// A section key and a sort through a to-one are described by their columns: Swift
+    /// describes the member by its accessor's address, which a persistent cache's
+    /// fingerprint must not contain; a section key that is not the first sort names both.
+    @Test func keysThroughAToOneAreDescribedByTheirColumns() throws {
+        let key = SectionKey<Photo>.attribute(\Photo.album.name)
+        #expect(key.description == "\\Photo.album.name")
+        #expect(SectionKey<Photo>.firstLetter(\Photo.album.name).description == "firstLetter(\\Photo.album.name)")
+        let store = try Store.inMemory(records: [Album.self, Photo.self])
+        let controller = FetchedResultsController(
+            RecordRequest<Photo>(sortBy: [SortDescriptor(\.taken)]), store: store, sectionBy: key)
+        #expect {
+            try controller.performFetch()
+        } throws: { error in
+            guard case FolioError.sectionKeyNotLeadingSort(let section, let first) = error else { return false }
+            return section == "\\Photo.album.name" && first == "\\Photo.taken"
+        }
+    }
 }
