@@ -21,7 +21,9 @@ extension FetchedResultsController {
 
     func receive(_ delivery: LiveResults.Delivery, from source: LiveResults) {
         guard source === live else { return }
-        appliedSerial = Swift.max(appliedSerial, delivery.serial)
+        // Already shown: a user's move rebased the results past it.
+        guard delivery.serial > appliedSerial else { return resumeWaiters() }
+        appliedSerial = delivery.serial
         switch delivery.event {
         case .change(let change, let state, let changed, let token):
             lastError = nil

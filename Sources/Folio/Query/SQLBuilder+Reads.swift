@@ -109,6 +109,11 @@ extension SQLBuilder {
             section?.arguments ?? [])
     }
 
+    /// One column of the rows whose identifiers a bound JSON array holds: `id, column`.
+    static func columnValues(table: String, column: String) -> String {
+        "SELECT \(quote("id")), \(quote(column)) FROM \(quote(table)) WHERE \(quote("id")) IN (SELECT value FROM json_each(?))"
+    }
+
     // MARK: Relationships
 
     /// A sort term's value: its column, or the target's column through a to-one.

@@ -27,10 +27,13 @@ protocol CommitSubscriber: AnyObject, Sendable {
     /// The store can no longer follow the file (another process migrated it to another
     /// model version): the subscriber reports `error` and reads nothing.
     func cannotFollow(_ error: FolioError)
+    /// The writer's transaction rolled back (writer's queue).
+    func didRollback()
 }
 
 extension CommitSubscriber {
     func cannotFollow(_ error: FolioError) {}
+    func didRollback() {}
 
     var relatedTables: [RelatedTable] { [] }
 
@@ -285,5 +288,6 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         pending = [:]
         written = []
         skippedTransaction = false
+        for subscriber in liveSubscribers { subscriber.didRollback() }
     }
 }

@@ -108,6 +108,19 @@ public struct WriteTransaction {
         _ type: R.Type, where predicate: Predicate<R>? = nil, set assignments: [Assignment<R>]
     ) throws -> Int {
         try store.requireEntity(R.self)
+        let filter = try predicate.map { try PredicateTranslator(entity: R.entity).translate($0) }
+        return try update(R.self, filter: filter, set: assignments)
+    }
+
+    /// Sets attributes of one row (the order value and section attribute of a row the user
+    /// moved): ``updateAll(_:where:set:)`` by identifier.
+    func update<R: PersistentRecord>(_ type: R.Type, id: Int64, set assignments: [Assignment<R>]) throws {
+        _ = try update(R.self, filter: SQLFragment("\(SQLBuilder.quote("id")) = ?", [id.databaseValue]), set: assignments)
+    }
+
+    private func update<R: PersistentRecord>(_ type: R.Type, filter: SQLFragment?, set assignments: [Assignment<R>]) throws
+        -> Int
+    {
         guard !assignments.isEmpty else { throw FolioError.invalidArgument("updateAll needs at least one assignment") }
         let entity = R.entity
         var columns = try assignments.map { try entity.column(for: $0.keyPath) }
@@ -120,7 +133,6 @@ public struct WriteTransaction {
             columns.append(ColumnSchema.foldedKeyColumn(of: column))
             values.append(EntityDescription<R>.foldedKey(of: value))
         }
-        let filter = try predicate.map { try PredicateTranslator(entity: entity).translate($0) }
         let sql = SQLBuilder.updateAll(table: entity.name, assignments: columns, filter: filter)
         try folio {
             try run(sql, values + (filter?.arguments ?? []))

@@ -40,6 +40,15 @@ final class LiveResults: Sendable {
         return (live, due)
     }
 
+    /// See ``ResultsTracker/expectUserMove(_:echoes:ifSerial:)``: inside the transaction
+    /// that writes a user's move.
+    func expectUserMove(_ move: UserMove, echoes: Set<Int64>, ifSerial serial: UInt64) -> Bool {
+        tracker.expectUserMove(move, echoes: echoes, ifSerial: serial)
+    }
+
+    /// The presented results now and the serial of the last delivery (``ResultsTracker/current``).
+    var current: (state: ResultsState, serial: UInt64)? { tracker.current }
+
     /// The tracker's deliveries, one per commit that changed the results, in commit order.
     var deliveries: AsyncStream<Delivery> { tracker.deliveries }
 

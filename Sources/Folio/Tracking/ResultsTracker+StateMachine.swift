@@ -22,6 +22,9 @@ extension ResultsTracker {
             /// With `rescan`: the table's change token when `full` was read, if known; an
             /// unchanged token means there is nothing to read.
             var token: TableToken?
+            /// Rows the user's own move wrote (``UserMove``): already where the user put
+            /// them in `full`, so their updates are the move's echo, not reported.
+            var echoes: Set<Int64> = []
         }
 
         /// What the work produced; `maxID` bounds the new state's identifiers (computed with
@@ -50,6 +53,9 @@ extension ResultsTracker {
         /// changed nothing shown deliver nothing, but a record they changed may come into
         /// view later. `nil`: too many, or unknown.
         private var untold: Set<Int64>? = []
+        /// The user's move whose commit is being written: applied to `full` when that
+        /// commit's work is taken, with the rows it wrote (`echoes`).
+        private var userMove: (move: UserMove, echoes: Set<Int64>)?
         /// A memory bound on `untold`, not a reload threshold (those are ``ReloadPolicy``'s):
         /// past it the controller hands over no loaded record; the change set is unchanged.
         private static let untoldLimit = 100_000
@@ -90,10 +96,37 @@ extension ResultsTracker {
 
         mutating func catchUp() -> Work? { nextWork() }
 
+        /// The user moved a row on screen, and the write of the move is running: if the
+        /// state is exactly the one the controller shows (`serial` is the last delivery it
+        /// applied, nothing pending), the move is applied to it with the commit, so that the
+        /// commit's change set does not echo it. `false`: the controller must rebase itself.
+        mutating func expectUserMove(_ move: UserMove, echoes: Set<Int64>, ifSerial expected: UInt64) -> Bool {
+            guard phase == .following, full != nil, serial == expected, pending.isEmpty, !unknown, userMove == nil else {
+                return false
+            }
+            userMove = (move, echoes)
+            return true
+        }
+
+        /// The transaction that wrote the user's move rolled back: nothing to apply.
+        mutating func rolledBack() { userMove = nil }
+
+        /// The full results now, if installed (a controller rebasing a user move reads them
+        /// right after its write, on the caller).
+        var current: (state: ResultsState, serial: UInt64)? { full.map { ($0, serial) } }
+
         /// Takes what is pending, if the state is installed.
         private mutating func nextWork() -> Work? {
-            guard phase == .following, let full, unknown || !pending.isEmpty else { return nil }
-            let work = Work(full: full, maxID: maxID, changed: pending, rescan: unknown, token: token)
+            guard phase == .following, var full, unknown || !pending.isEmpty else { return nil }
+            var echoes: Set<Int64> = []
+            if let userMove {
+                full = full.applying(userMove.move).state
+                self.full = full
+                echoes = userMove.echoes
+                self.userMove = nil
+            }
+            var work = Work(full: full, maxID: maxID, changed: pending, rescan: unknown, token: token)
+            work.echoes = echoes
             pending = []
             unknown = false
             return work
@@ -116,7 +149,8 @@ extension ResultsTracker {
                 serial += 1
                 // Which records changed is unknown: the app reloads everything.
                 return Delivery(event: .change(.reload, state: new, changed: nil, token: newToken), serial: serial)
-            case .updated(let new, let change, let newMaxID, let newToken):
+            case .updated(let new, let updated, let newMaxID, let newToken):
+                let change = updated.removingUpdates(of: work.echoes)
                 full = new
                 maxID = newMaxID
                 token = newToken

@@ -116,6 +116,20 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         run(machine.withLock { $0.unknownRowsChanged() }, db, tokens)
     }
 
+    /// See ``StateMachine/expectUserMove(_:echoes:ifSerial:)``. Writer's queue, inside the
+    /// transaction that writes the move.
+    func expectUserMove(_ move: UserMove, echoes: Set<Int64>, ifSerial serial: UInt64) -> Bool {
+        machine.withLock { $0.expectUserMove(move, echoes: echoes, ifSerial: serial) }
+    }
+
+    func didRollback() { machine.withLock { $0.rolledBack() } }
+
+    /// The presented (windowed) results now and the serial of the last delivery.
+    var current: (state: ResultsState, serial: UInt64)? {
+        guard let (full, serial) = machine.withLock({ $0.current }) else { return nil }
+        return (updater.present(full), serial)
+    }
+
     func cannotFollow(_ error: FolioError) {
         // As a failed rescan: nothing is read, and a later commit reads everything again.
         guard let work = machine.withLock({ $0.unknownRowsChanged() }),

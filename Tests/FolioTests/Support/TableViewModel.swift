@@ -46,6 +46,19 @@ struct TableViewModel: Equatable, CustomStringConvertible {
 
     private static func fail(_ text: String) -> Inconsistency { Inconsistency(description: text) }
 
+    /// The user drags a row, as a table view moves it itself (`moveRowAt`): `to` is in the
+    /// table after the move; a section it empties stays, empty, until a change set deletes it.
+    mutating func applyUserMove(from: IndexPath, to: IndexPath) throws {
+        guard sections.indices.contains(from.section), sections[from.section].indices.contains(from.item) else {
+            throw Self.fail("user move from \(from): no such row")
+        }
+        let id = sections[from.section].remove(at: from.item)
+        guard sections.indices.contains(to.section), to.item >= 0, to.item <= sections[to.section].count else {
+            throw Self.fail("user move to \(to): no such place")
+        }
+        sections[to.section].insert(id, at: to.item)
+    }
+
     /// The model's own consistency: no identifier twice.
     func checkInvariants() throws {
         var seen = Set<RecordID>()

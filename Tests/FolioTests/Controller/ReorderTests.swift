@@ -1,0 +1,209 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Folio
+
+/// A to-do ordered by hand within its list.
+struct Chore: PersistentRecord, Equatable {
+    var id: RecordID?
+    var title = ""
+    var list = ""
+    var position = 0
+
+    static let entity = EntityDescription<Chore>(
+        "chore",
+        [
+            AttributeDescription(\.title),
+            AttributeDescription(\.list, indexed: true),
+            AttributeDescription(\.position, indexed: true),
+        ])
+}
+
+/// A controller over chores and the table it drives: the user's moves are applied to the
+/// table first, then every change set the controller delivers; the table must equal a fresh
+/// fetch after each step.
+@MainActor
+final class ChoreTable {
+    let store: Store
+    let controller: FetchedResultsController<Chore>
+    var model: TableViewModel
+    var delivered: [ChangeSet] = []
+    private var task: Task<Void, Never>?
+
+    init(_ store: Store, sectioned: Bool) async throws {
+        self.store = store
+        let request =
+            sectioned
+            ? RecordRequest<Chore>(sortBy: [SortDescriptor(\.list), SortDescriptor(\.position)], batchSize: 20)
+            : RecordRequest<Chore>(sortBy: [SortDescriptor(\.position)], batchSize: 20)
+        controller = FetchedResultsController(request, store: store, sectionBy: sectioned ? .attribute(\.list) : nil)
+        try await controller.performFetch()
+        model = TableViewModel(controller.snapshot)
+        let changes = controller.changes
+        task = Task { [weak self] in
+            for await change in changes { self?.delivered.append(change) }
+        }
+        await controller.waitForChanges()
+    }
+
+    deinit { task?.cancel() }
+
+    /// The user drags a row: the table moves it, then the controller is told.
+    func drag(from: IndexPath, to: IndexPath) throws {
+        try model.applyUserMove(from: from, to: to)
+        try controller.moveObject(at: from, to: to)
+    }
+
+    /// Waits, applies what was delivered, compares with a fresh fetch; returns the change sets.
+    @discardableResult
+    func settle() async throws -> [ChangeSet] {
+        await controller.waitForChanges()
+        for _ in 0..<20 { await Task.yield() }
+        let changes = delivered
+        delivered = []
+        for change in changes { try model.apply(change, dataSource: controller.snapshot) }
+        let fresh = FetchedResultsController(controller.fetchRequest, store: store, sectionBy: controller.sectionKey)
+        try Self.fetchNow(fresh)
+        #expect(model == TableViewModel(fresh.snapshot), "the table differs from a fresh fetch")
+        return changes
+    }
+
+    static func fetchNow(_ controller: FetchedResultsController<Chore>) throws { try controller.performFetch() }
+
+    /// The identifiers shown, by section.
+    var shown: [[Int64]] {
+        let snapshot = controller.snapshot
+        return (0..<snapshot.numberOfSections).map { snapshot.identifiers(inSection: $0).map(\.rawValue) }
+    }
+}
+
+@Suite("Reordering by hand: the user's move is never echoed")
+@MainActor
+struct ReorderTests {
+    static func store(lists: [String] = ["a"], per: Int = 5) throws -> Store {
+        let store = try Store.temporary(records: [Chore.self])
+        try writeSync(store) { tx in
+            for list in lists {
+                for i in 0..<per {
+                    var chore = Chore(title: "\(list)\(i)", list: list, position: i * 1_000)
+                    try tx.insert(&chore)
+                }
+            }
+        }
+        return store
+    }
+
+    @Test func aMoveWithinTheListIsWrittenAndNotEchoed() async throws {
+        let store = try Self.store()
+        let table = try await ChoreTable(store, sectioned: false)
+        let before = table.shown
+        try table.drag(from: IndexPath(item: 4, section: 0), to: IndexPath(item: 1, section: 0))
+        let changes = try await table.settle()
+        #expect(changes.allSatisfy { $0.isEmpty }, "the move was echoed: \(changes)")
+        #expect(table.shown == [[before[0][0], before[0][4], before[0][1], before[0][2], before[0][3]]])
+        // To both ends.
+        try table.drag(from: IndexPath(item: 2, section: 0), to: IndexPath(item: 0, section: 0))
+        try table.drag(from: IndexPath(item: 0, section: 0), to: IndexPath(item: 4, section: 0))
+        let echoed = try await table.settle()
+        #expect(echoed.allSatisfy { $0.isEmpty })
+    }
+
+    @Test func aMoveAcrossSectionsSetsTheSectionAttribute() async throws {
+        let store = try Self.store(lists: ["a", "b"], per: 3)
+        let table = try await ChoreTable(store, sectioned: true)
+        try table.drag(from: IndexPath(item: 0, section: 0), to: IndexPath(item: 3, section: 1))
+        let echoed = try await table.settle()
+        #expect(echoed.allSatisfy { $0.isEmpty })
+        let moved = try readNow(store) { db in try String.fetchOne(db, sql: "SELECT list FROM chore WHERE title = 'a0'") }
+        #expect(moved == "b")
+        // Emptying a section deletes it at once.
+        try table.drag(from: IndexPath(item: 0, section: 0), to: IndexPath(item: 0, section: 1))
+        try table.drag(from: IndexPath(item: 0, section: 0), to: IndexPath(item: 0, section: 1))
+        let changes = try await table.settle()
+        #expect(changes.map(\.deletedSections) == [[0]])
+        #expect(table.controller.sections.map(\.name) == ["b"])
+    }
+
+    @Test func otherWritesOfTheSameMomentAreDelivered() async throws {
+        let store = try Self.store(per: 6)
+        let table = try await ChoreTable(store, sectioned: false)
+        // Another connection commits: its change set is on its way when the user drags.
+        try writeSync(store) { tx in
+            var chore = Chore(title: "new", list: "a", position: 2_500)
+            try tx.insert(&chore)
+        }
+        try table.drag(from: IndexPath(item: 5, section: 0), to: IndexPath(item: 0, section: 0))
+        try await table.settle()
+        try writeSync(store) { tx in
+            try tx.database.execute(sql: "UPDATE chore SET position = -5 WHERE title = 'a3'")
+        }
+        try table.drag(from: IndexPath(item: 1, section: 0), to: IndexPath(item: 3, section: 0))
+        try await table.settle()
+    }
+
+    /// 10,000 drops into the same gap: the values stay 8-byte integers, and a drop writes
+    /// few rows on average (the gap is spread again about every 20 drops, over a window that
+    /// grows only as it must).
+    /// (3,000 drops here; `FOLIO_SOAK=1` runs 10,000, as folio-bench does.)
+    @Test func thousandsOfDropsIntoOneGap() async throws {
+        let store = try Self.store(per: 200)
+        let table = try await ChoreTable(store, sectioned: false)
+        let drops = ProcessInfo.processInfo.environment["FOLIO_SOAK"] == nil ? 3_000 : 10_000
+        let before = try readNow(store) { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM chore") }
+        var written = 0
+        for _ in 0..<drops {
+            // The last row, dropped between the first two rows.
+            let start = try writeSync(store) { tx in tx.database.totalChangesCount }
+            try table.drag(from: IndexPath(item: 199, section: 0), to: IndexPath(item: 1, section: 0))
+            written += try writeSync(store) { tx in tx.database.totalChangesCount } - start
+        }
+        try await table.settle()
+        #expect(before == 200)
+        let widest = try readNow(store) { db in
+            try Int64.fetchOne(db, sql: "SELECT max(abs(position)) FROM chore") ?? 0
+        }
+        #expect(widest < Int64(1) << 40, "the values stay small: \(widest)")
+        let types = try readNow(store) { db in try String.fetchAll(db, sql: "SELECT DISTINCT typeof(position) FROM chore") }
+        #expect(types == ["integer"])
+        #expect(Double(written) / Double(drops) < 4, "rows written per drop: \(Double(written) / Double(drops))")
+    }
+
+    @Test func duplicatesAndNullsFromOtherProgramsAreRepaired() async throws {
+        let store = try Self.store(per: 6)
+        try execute(store, "UPDATE chore SET position = 7")
+        // Another program stores what a non-optional Int attribute cannot hold: a text.
+        try execute(store, "UPDATE chore SET position = 'x' WHERE title = 'a5'")
+        let table = try await ChoreTable(store, sectioned: false)
+        try table.drag(from: IndexPath(item: 0, section: 0), to: IndexPath(item: 3, section: 0))
+        try await table.settle()
+        try table.drag(from: IndexPath(item: 5, section: 0), to: IndexPath(item: 2, section: 0))
+        try await table.settle()
+        let distinct = try readNow(store) { db in try Int.fetchOne(db, sql: "SELECT count(DISTINCT position) FROM chore") }
+        #expect(distinct == 6)
+    }
+
+    @Test func aFailedWriteMovesTheRowBack() async throws {
+        let store = try Self.store()
+        let table = try await ChoreTable(store, sectioned: false)
+        try execute(
+            store,
+            "CREATE TRIGGER refuse BEFORE UPDATE OF position ON chore WHEN NEW.title = 'a4' BEGIN SELECT RAISE(ABORT, 'no'); END")
+        let before = table.shown
+        #expect(throws: FolioError.self) {
+            try table.drag(from: IndexPath(item: 4, section: 0), to: IndexPath(item: 0, section: 0))
+        }
+        let changes = try await table.settle()
+        #expect(changes.count == 1 && changes[0].movedItems.count == 1)
+        #expect(table.shown == before)
+        #expect(table.controller.lastError != nil)
+    }
+
+    @Test func aRequestNotOrderedByHandIsRefused() async throws {
+        let store = try Self.store()
+        let controller = FetchedResultsController(RecordRequest<Chore>(sortBy: [SortDescriptor(\.title)]), store: store)
+        try ChoreTable.fetchNow(controller)
+        #expect(throws: FolioError.self) {
+            try controller.moveObject(at: IndexPath(item: 0, section: 0), to: IndexPath(item: 1, section: 0))
+        }
+    }
+}
