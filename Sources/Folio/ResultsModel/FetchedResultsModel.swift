@@ -250,7 +250,7 @@ public final class FetchedResultsModel<R: PersistentRecord> {
         hasResults = false
     }
 
-    private func makeContent(request: RecordRequest<R>, sectionBy: SectionKey<R>?) -> Content {
+    func makeContent(request: RecordRequest<R>, sectionBy: SectionKey<R>?) -> Content {
         guard let records = controller.fetchedObjects else {
             return Content(
                 request: request, sectionKey: sectionBy, sections: [],
