@@ -198,9 +198,11 @@ extension Bench {
             "a new controller's performFetch of the same list (sorted and sectioned by the source's name) + Snapshot.difference(from:)",
             refetch)
         var detail =
-            "\(Report.count(rows)) items in \(sections) sections; each rename moves the source's section (first or last among the "
-            + "named sources); \(sectionMoves) of \(folio.count + 1) change sets were one section deleted and one inserted; "
-            + "\(scans) full identifier scans during the \(folio.count) measured renames (0: the items were placed by binary search)"
+            "\(Report.count(rows)) items in \(sections) sections; each rename moves the source's section (between the middle and the end of the "
+            + "list); \(sectionMoves) of \(folio.count + 1) change sets were one section deleted and one inserted; "
+            + "\(scans) full identifier scans during the \(folio.count) measured renames (0: the items were placed by binary search; "
+            + "a commit that changes more rows than the incremental path takes, max(2,048, rows / 500), is followed by one "
+            + "identifier scan of the list, sorted through the to-one as the baseline's fetch is)"
         if unexpected > 0 { detail += "; \(unexpected) reloads" }
         detail += "; the live snapshot equal to the fresh fetch's after every rename"
         report.results.append(

@@ -108,7 +108,12 @@ public struct RecordRequest<R: PersistentRecord>: Sendable {
     /// - Parameters:
     ///   - target: the target's identifier; `nil` selects the records whose relationship is empty.
     ///   - relationship: the records' to-one.
-    ///   - predicate, search, sortBy, limit, offset, batchSize: as in ``init(predicate:search:sortBy:limit:offset:batchSize:)``.
+    ///   - predicate: which of them; `nil` for all.
+    ///   - search: a full-text search they must also match; `nil` for none.
+    ///   - sortBy: the order; ties are broken by rowid.
+    ///   - limit: at most this many results.
+    ///   - offset: skip this many results first.
+    ///   - batchSize: load records in batches of this size; `0` loads them all at once.
     /// - Complexity: O(1); a fetch reads the reference column's index, O(log n + children).
     public init<Target: PersistentRecord>(
         relatedTo target: RecordID?,

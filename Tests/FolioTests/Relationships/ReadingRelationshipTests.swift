@@ -110,7 +110,11 @@ struct ReadingRelationshipTests {
     @Test func aRequestReadsThroughOneToOneOnly() throws {
         let (store, _, _, _) = try Self.populated()
         let twoLevels = RecordRequest<PhotoTag>(predicate: #Predicate { $0.photo.album?.name == "Beach" })
-        #expect(throws: FolioError.self) { try store.fetch(twoLevels) }
+        let error = #expect(throws: FolioError.self) { try store.fetch(twoLevels) }
+        switch error {
+        case .unsupportedPredicate?, .unknownKeyPath?: break
+        default: Issue.record("a predicate through two to-ones: \(String(describing: error))")
+        }
     }
 
     @Test func aSortThroughAToOneIsSortedBySQLiteNotAnIndex() throws {
