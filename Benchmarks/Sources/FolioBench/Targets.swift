@@ -63,6 +63,11 @@ enum Targets {
     static let transaction = Target("1,000-row transaction → change set", "≤ 1.15 × commit")
     static let transactionRatio = 1.15
 
+    static let parentRename = Target(
+        "renaming a parent with 10,000 children, list sectioned by parent name", "≤ 100 ms; ≥ 20 × faster than naive")
+    static let parentRenameMilliseconds = 100.0
+    static let parentRenameSpeedup = 20.0
+
     static let externalCommit = Target("another process's one-row commit → change set", "median ≤ 50 ms")
     static let externalCommitMedian = 50.0
 
@@ -80,8 +85,17 @@ enum Targets {
     /// Every target, in the design table's order.
     static let all: [Target] = [
         performFetch, sections, firstScreen, firstBatch, scroll, oneRowChange, liveControllers, transaction,
-        externalCommit, snapshot, reopen, cancel,
+        parentRename, externalCommit, snapshot, reopen, cancel,
     ]
+
+    // MARK: Goals of issues, not in the design's table
+
+    /// Issue 22's goal for a to-many, which the design's table does not state: checked by
+    /// folio-bench, but not part of ``all`` (which mirrors the design's table).
+    static let toMany = Target(
+        "to-many count and first batch of a parent with 100,000 children",
+        "≤ 1.5 × SQLite's own count(*) and LIMIT query through the index")
+    static let toManyRatio = 1.5
 
     /// The rows of the "Performance targets" table in a copy of DESIGN.md: the "what" and
     /// "target" cells of every row under the heading.
