@@ -40,7 +40,9 @@ extension SQLBuilder {
         case .cascade:
             return (name, "\(head) AFTER DELETE ON \(quote(parent)) BEGIN DELETE FROM \(quote(child)) WHERE \(pointing); END")
         case .deny:
+            // An SQL text literal: a quote doubled (there is none in identifiers).
             let message = FolioError.deleteDeniedMessage(entity: parent, relationship: "\(child).\(column)")
+                .replacingOccurrences(of: "'", with: "''")
             return (
                 name,
                 "\(head) BEFORE DELETE ON \(quote(parent)) WHEN EXISTS (SELECT 1 FROM \(quote(child)) WHERE \(pointing)) BEGIN SELECT RAISE(ABORT, '\(message)'); END"

@@ -215,19 +215,20 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
 extension FolioError {
     /// The message of a deny rule's trigger (`RAISE(ABORT, …)`), which SQLite returns as the
     /// error's message, whoever deleted: the shell prints it as it is. `entity` and
-    /// `relationship` are plain identifiers (no quote), so the message reads back exactly.
+    /// `relationship` are plain identifiers (no quote), so the message reads back exactly;
+    /// the names are in double quotes, which an SQL text literal holds as they are.
     static func deleteDeniedMessage(entity: String, relationship: String) -> String {
-        "\(deniedPrefix)\(entity)' is referenced through '\(relationship)' (delete rule deny)"
+        "\(deniedPrefix)\(entity)\" is referenced through \"\(relationship)\" (delete rule deny)"
     }
 
-    private static let deniedPrefix = "Folio: delete denied: a record of '"
+    private static let deniedPrefix = "Folio: delete denied: a record of \""
 
     /// The ``deleteDenied(entity:relationship:)`` a deny trigger's message names; `nil` for
     /// any other message.
     static func deleteDenied(message: String?) -> FolioError? {
         guard let message, message.hasPrefix(deniedPrefix) else { return nil }
         let rest = message.dropFirst(deniedPrefix.count)
-        let parts = rest.split(separator: "'", omittingEmptySubsequences: false)
+        let parts = rest.split(separator: "\"", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[1] == " is referenced through ", parts[3] == " (delete rule deny)",
             !parts[0].isEmpty, !parts[2].isEmpty
         else { return nil }
