@@ -172,7 +172,7 @@ struct DeleteRuleChainTests {
         controller.delegate = recorder
         try await controller.performFetch()
         await controller.waitForChanges()
-        try writeSync(store) { tx in try tx.delete(Holder<R>.self, id: RecordID(1)) }
+        _ = try writeSync(store) { tx in try tx.delete(Holder<R>.self, id: RecordID(1)) }
         await controller.waitForChanges()
         let changes = try #require(recorder.changeSets.last)
         #expect(recorder.changeSets.count == 1)
