@@ -14,6 +14,8 @@ struct DeclaredEntity: Sendable {
     var foldedKeyRenames: [String: String]
     /// Declared column → the stored value rows get when the column is added or made required.
     var defaults: [String: DatabaseValue]
+    /// The inverse to-manys the entity declares, with their delete rules.
+    var toManys: [DeclaredToMany]
 
     var name: String { schema.name }
 
@@ -36,6 +38,9 @@ struct DeclaredEntity: Sendable {
         columnRenames = renames
         foldedKeyRenames = keyRenames
         self.defaults = defaults
+        toManys = entity.toManyRules.map {
+            DeclaredToMany(child: $0.child.table, column: $0.child.column, inverse: $0.child.inverse, rule: $0.rule)
+        }
     }
 }
 
@@ -46,6 +51,8 @@ struct DeclaredModel: Sendable {
     var entities: [String: DeclaredEntity]
     var discarding: Set<StoreModel.DiscardedData>
     var steps: [MigrationStep]
+    /// The delete rule of every to-one of the model (``DeclaredModel/deleteRules(_:)``).
+    var deleteRules: [DeclaredDeleteRule]
 
     var schemas: [String: EntitySchema] { entities.mapValues(\.schema) }
     /// The entities in a stable order (by name), so that migrations run the same way every time.
@@ -75,7 +82,8 @@ struct DeclaredModel: Sendable {
         }
         self.entities = entities
         for entity in entities.values { try Self.validateMigrationNames(entity, among: entities) }
-        try Self.checkNamesDistinct(entities.values.map(\.schema))
+        deleteRules = try Self.deleteRules(entities)
+        try Self.checkNamesDistinct(entities.values.map(\.schema), rules: deleteRules)
         var names: Set<String> = []
         for step in model.steps {
             guard !step.name.isEmpty else { throw FolioError.invalidStoreModel(reason: "a migration step has an empty name") }
@@ -119,9 +127,9 @@ struct DeclaredModel: Sendable {
     /// its indexes (``SQLBuilder/indexName(_:_:)``: `t.x_y` and `t_x.y` both want
     /// `t_x_y_index`, and an index may take another entity's table name) and full-text
     /// table share one namespace; its triggers have another (the entity `a_fts`'s change
-    /// triggers are named as the full-text triggers of a searchable `a`). SQLite's names
-    /// ignore ASCII case (identifiers are ASCII, see ``SQLBuilder/isPlainIdentifier(_:)``).
-    static func checkNamesDistinct(_ schemas: [EntitySchema]) throws {
+    /// triggers are named as the full-text triggers of a searchable `a`; the delete rule of
+    /// `c.x_y` on `p` is named as that of `c_x.y`). SQLite's names ignore ASCII case (identifiers are ASCII, see ``SQLBuilder/isPlainIdentifier(_:)``).
+    static func checkNamesDistinct(_ schemas: [EntitySchema], rules: [DeclaredDeleteRule] = []) throws {
         var tables: [String: String] = [:], triggers: [String: String] = [:]
         func claim(_ name: String, _ what: String, in names: inout [String: String]) throws {
             if let other = names.updateValue(what, forKey: name.lowercased()) {
@@ -151,6 +159,11 @@ struct DeclaredModel: Sendable {
             for trigger in SQLBuilder.searchTriggers(schema) {
                 try claim(trigger.name, "the full-text trigger of '\(entity)'", in: &triggers)
             }
+        }
+        for rule in rules where rule.rule != .noAction {
+            try claim(
+                SQLBuilder.deleteRuleTriggerName(parent: rule.parent, child: rule.child, column: rule.column),
+                "the delete-rule trigger of '\(rule.child).\(rule.column)'", in: &triggers)
         }
     }
 

@@ -63,6 +63,11 @@ enum Migrator {
             try run(step, db, guardian)
             try record(step, model, db)
         }
+        // The delete rules' triggers name other tables' columns, which the contract phase may
+        // remove (SQLite would refuse): all dropped, made again for the declared model once
+        // the tables are done (in the same transaction).
+        let tables = plan.tables.flatMap { [$0.file.name, $0.entity.name] } + plan.removedEntities.map(\.name)
+        try DeleteRuleTriggers.drop(on: Set(tables), model, db)
         // Steps may have changed the tables: the contract phase starts from what they left.
         try contract(db, steps.isEmpty ? plan : plan.refreshed(db), model)
         try checkSchemaCompiles(db, before: broken)

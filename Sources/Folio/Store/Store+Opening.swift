@@ -227,6 +227,8 @@ extension Migrator {
         }
         // Rows other programs wrote while no store had the file open.
         try FoldedKeys.fixUp(model.sortedEntities.map(\.schema).filter(\.hasFoldedColumns), db)
+        // Every table is there: the delete rules' triggers, which name other tables, last.
+        try DeleteRuleTriggers.install(model, db)
         if isNew || version != model.version {
             try db.execute(sql: SQLBuilder.writeStoreMetadata, arguments: [SQLBuilder.modelVersionKey, model.version])
         }

@@ -106,6 +106,16 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The ``StoreModel`` itself is invalid (a negative version, two steps with one name,
     /// a new step without a new version…); the reason says what.
     case invalidStoreModel(reason: String)
+    /// A delete was refused by a ``DeleteRule/deny`` rule: a record of `entity` was to be
+    /// deleted while records still point to it through `relationship`, the to-one
+    /// `child.column` whose inverse to-many declares `.deny`. The rule is kept by a trigger
+    /// in the file, so whoever deletes is refused (Folio, raw SQL, another process); the
+    /// whole statement is undone, and Folio's write with it: nothing was changed.
+    ///
+    /// ```swift
+    /// catch FolioError.deleteDenied(let entity, let relationship) { … }  // "source", "item.source"
+    /// ```
+    case deleteDenied(entity: String, relationship: String)
     /// An SQLite error: result code, message, the SQL and its arguments.
     case sqlite(code: Int32, message: String, sql: String?, arguments: String?)
 
@@ -180,6 +190,8 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
             "The file at \(path) was migrated to model version \(found) after this store opened it at version \(opened); open a new Store with the current model"
         case .invalidStoreModel(let reason):
             "Invalid store model: \(reason)"
+        case .deleteDenied(let entity, let relationship):
+            "A record of '\(entity)' cannot be deleted while records point to it through '\(relationship)', whose delete rule is deny: delete or change those records first. Nothing was changed"
         case .sqlite(let code, let message, let sql, let arguments):
             "SQLite error \(code): \(message)" + (sql.map { " — \($0)" } ?? "") + (arguments.map { " \($0)" } ?? "")
         }
@@ -191,6 +203,7 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
         if let db = error as? DatabaseError {
             if db.resultCode == .SQLITE_INTERRUPT { return CancellationError() }
             if db.resultCode == .SQLITE_MISUSE, db.message?.contains("closed") == true { return FolioError.storeClosed }
+            if db.resultCode == .SQLITE_CONSTRAINT, let denied = deleteDenied(message: db.message) { return denied }
             return FolioError.sqlite(
                 code: db.extendedResultCode.rawValue, message: db.message ?? "\(db.resultCode)",
                 sql: db.sql, arguments: db.arguments.map { "\($0)" })
@@ -200,6 +213,28 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 extension FolioError {
+    /// The message of a deny rule's trigger (`RAISE(ABORT, …)`), which SQLite returns as the
+    /// error's message, whoever deleted: the shell prints it as it is. `entity` and
+    /// `relationship` are plain identifiers (no quote), so the message reads back exactly;
+    /// the names are in double quotes, which an SQL text literal holds as they are.
+    static func deleteDeniedMessage(entity: String, relationship: String) -> String {
+        "\(deniedPrefix)\(entity)\" is referenced through \"\(relationship)\" (delete rule deny)"
+    }
+
+    private static let deniedPrefix = "Folio: delete denied: a record of \""
+
+    /// The ``deleteDenied(entity:relationship:)`` a deny trigger's message names; `nil` for
+    /// any other message.
+    static func deleteDenied(message: String?) -> FolioError? {
+        guard let message, message.hasPrefix(deniedPrefix) else { return nil }
+        let rest = message.dropFirst(deniedPrefix.count)
+        let parts = rest.split(separator: "\"", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[1] == " is referenced through ", parts[3] == " (delete rule deny)",
+            !parts[0].isEmpty, !parts[2].isEmpty
+        else { return nil }
+        return .deleteDenied(entity: String(parts[0]), relationship: String(parts[2]))
+    }
+
     /// Any error as a ``FolioError``, for the places that keep one (`lastError`): GRDB's and
     /// SQLite's by their code, Folio's as they are, any other by its description.
     static func converting(_ error: any Error) -> FolioError {
