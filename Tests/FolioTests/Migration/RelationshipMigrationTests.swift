@@ -27,10 +27,10 @@ struct ShelfCascadingRenamed: PersistentRecord {
 }
 
 /// Version 1: no relationship.
-struct Book: PersistentRecord {
+struct ShelfBook: PersistentRecord {
     var id: RecordID?
     var title = ""
-    static let entity = EntityDescription<Book>("book", [AttributeDescription(\.title)])
+    static let entity = EntityDescription<ShelfBook>("book", [AttributeDescription(\.title)])
 }
 
 /// Version 2: a to-one added.
@@ -64,14 +64,14 @@ struct RelationshipMigrationTests {
         let directory = try ScratchDirectory()
         let path = directory.path("books.sqlite")
         // Version 1: books and shelves, unrelated.
-        var store = try Store(path: path, model: StoreModel(version: 1, records: [Shelf.self, Book.self]))
+        var store = try Store(path: path, model: StoreModel(version: 1, records: [Shelf.self, ShelfBook.self]))
         try store.write { tx in
             for name in ["top", "bottom"] {
                 var shelf = Shelf(name: name)
                 try tx.insert(&shelf)
             }
             for title in Self.titles {
-                var book = Book(title: title)
+                var book = ShelfBook(title: title)
                 try tx.insert(&book)
             }
         }
@@ -104,18 +104,18 @@ struct RelationshipMigrationTests {
 
         // Version 4: removed. Refused while it holds references, unless they may be dropped.
         #expect(throws: FolioError.migrationDiscardsData(entity: "book", attribute: "bookcase", rows: 2)) {
-            try Store(path: path, model: StoreModel(version: 4, records: [Shelf.self, Book.self]))
+            try Store(path: path, model: StoreModel(version: 4, records: [Shelf.self, ShelfBook.self]))
         }
         store = try Store(
             path: path,
-            model: StoreModel(version: 4, records: [Shelf.self, Book.self], discarding: [.attribute("bookcase", of: "book")]))
+            model: StoreModel(version: 4, records: [Shelf.self, ShelfBook.self], discarding: [.attribute("bookcase", of: "book")]))
         #expect(
-            try store.fetch(RecordRequest<Book>(sortBy: [SortDescriptor(\.title)])).compactMap { $0?.title } == ["α", "β"])
+            try store.fetch(RecordRequest<ShelfBook>(sortBy: [SortDescriptor(\.title)])).compactMap { $0?.title } == ["α", "β"])
         let left = try Self.objects(path)
         #expect(!left.contains("bookcase") && !left.contains("folio_rule_"))
         // Deleting a shelf no longer touches the books.
         try store.write { tx in try tx.delete(Shelf.self, id: RecordID(1)) }
-        #expect(try store.count(RecordRequest<Book>(sortBy: [SortDescriptor(\.title)])) == 2)
+        #expect(try store.count(RecordRequest<ShelfBook>(sortBy: [SortDescriptor(\.title)])) == 2)
         try store.close()
     }
 
