@@ -120,9 +120,9 @@ final class Browser {
             self?.apply(change)
             self?.post.yield(.redraw)
         }
+        reloadSources()
         store.diagnostics.resetCounters()  // the status line counts the list's work only
         try source.performFetch()
-        reloadSources()
         model = RowModel(sections: source.currentSections())
         cursor = model.isEmpty ? nil : IndexPath(item: 0, section: 0)
         terminal.enterFullScreen()
