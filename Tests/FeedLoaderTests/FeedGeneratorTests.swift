@@ -24,7 +24,7 @@ struct FeedGeneratorTests {
     }
 
     @Test func generatingInsertsInChunksWithProgress() async throws {
-        let store = try Store.temporary(records: [Feed.self])
+        let store = try Store.temporary(records: Feed.recordTypes)
         let generator = FeedGenerator(seed: 1, newest: Date(timeIntervalSince1970: 1_750_000_000))
         var steps: [Int] = []
         let count = try await GenerateCommand.insert(generator, count: 2_500, chunk: 1_000, into: store) { steps.append($0) }

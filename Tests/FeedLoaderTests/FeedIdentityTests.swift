@@ -72,7 +72,7 @@ struct FeedIdentityTests {
     }
 
     @Test func reimportingGuidItemsAndUndatedItemsChangesNothing() throws {
-        let store = try Store.temporary(records: [Feed.self])
+        let store = try Store.temporary(records: Feed.recordTypes)
         let importer = FeedImporter(store: store)
         let first = try importer.storeNow(try Self.parse(Self.rss(items: Self.guidOnlyItems)), source: "x")
         #expect(first.inserted == 4 && first.problems.count == 1)
@@ -101,7 +101,7 @@ struct FeedIdentityTests {
     }
 
     @Test func theSameGuidInTwoFeedsIsTwoItems() throws {
-        let store = try Store.temporary(records: [Feed.self])
+        let store = try Store.temporary(records: Feed.recordTypes)
         let importer = FeedImporter(store: store)
         let item = #"<item><title>One</title><guid isPermaLink="false">1</guid></item>"#
         _ = try importer.storeNow(try Self.parse(Self.rss(channelLink: "https://a.example.com/", items: item)), source: "a")
@@ -164,7 +164,7 @@ struct FeedIdentityTests {
     }
 
     @Test func anExportOfGuidItemsImportsAsTheSameItems() throws {
-        let store = try Store.temporary(records: [Feed.self])
+        let store = try Store.temporary(records: Feed.recordTypes)
         let importer = FeedImporter(store: store)
         _ = try importer.storeNow(try Self.parse(Self.rss(items: Self.guidOnlyItems)), source: "x")
         let items = try store.fetch(RecordRequest<Feed>(sortBy: [SortDescriptor(\.id)])).compactMap { $0?.item }

@@ -22,7 +22,7 @@ struct FeedImporterTests {
     }
 
     @Test func reimportingTheSameFeedChangesNothing() async throws {
-        let store = try Store.temporary(records: [Feed.self])
+        let store = try Store.temporary(records: Feed.recordTypes)
         let importer = FeedImporter(store: store)
         let first = try await importer.importFeed(from: FileFeedFetcher.sample)
         #expect(first.inserted == first.total)
@@ -35,7 +35,7 @@ struct FeedImporterTests {
     }
 
     @Test func changedItemsAreUpdatedInPlaceAndNewOnesAdded() throws {
-        let store = try Store.temporary(records: [Feed.self])
+        let store = try Store.temporary(records: Feed.recordTypes)
         let importer = FeedImporter(store: store)
         _ = try importer.storeNow(Self.feed((0..<5).map { Self.item($0) }), source: "one.json")
         let before = Dictionary(uniqueKeysWithValues: try Self.all(store).map { ($0.url, $0.id!) })
@@ -57,7 +57,7 @@ struct FeedImporterTests {
     }
 
     @Test func anItemRepeatedInOneFeedIsStoredOnceWithItsLastContent() throws {
-        let store = try Store.temporary(records: [Feed.self])
+        let store = try Store.temporary(records: Feed.recordTypes)
         let report = try FeedImporter(store: store).storeNow(
             Self.feed([Self.item(1), Self.item(2), Self.item(1, title: "Story 1, revised")]), source: "repeat.json")
         #expect(report.inserted == 2)
@@ -78,7 +78,7 @@ struct FeedImporterTests {
              {"title": "Kept too", "url": "https://example.com/kept-too", "published": "2025-06-13T11:00:00Z"}]
             """.utf8
         ).write(to: file)
-        let store = try Store.temporary(records: [Feed.self])
+        let store = try Store.temporary(records: Feed.recordTypes)
         let report = try await FeedImporter(store: store).importFeed(from: FileFeedFetcher(url: file))
         #expect(report.inserted == 2)
         #expect(report.problems.count == 1)
@@ -94,7 +94,7 @@ struct FeedImporterTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("broken.json")
         try Data(#"[{"title": "A", "url": "https://example.com/a", "published": "2025-06-13"}, {"#.utf8).write(to: file)
-        let store = try Store.temporary(records: [Feed.self])
+        let store = try Store.temporary(records: Feed.recordTypes)
         await #expect(throws: FeedLoaderError.self) {
             try await FeedImporter(store: store).importFeed(from: FileFeedFetcher(url: file))
         }
@@ -102,7 +102,7 @@ struct FeedImporterTests {
     }
 
     @Test func aMissingFileIsNamed() async throws {
-        let store = try Store.temporary(records: [Feed.self])
+        let store = try Store.temporary(records: Feed.recordTypes)
         let error = await #expect(throws: FeedLoaderError.self) {
             try await FeedImporter(store: store).importFeed(from: FileFeedFetcher(path: "/nonexistent/feed.json"))
         }
@@ -111,7 +111,7 @@ struct FeedImporterTests {
 
     @Test func anImportIsOneTransaction() throws {
         struct Abort: Error {}
-        let store = try Store.temporary(records: [Feed.self])
+        let store = try Store.temporary(records: Feed.recordTypes)
         let recorder = Recorder()
         store.diagnostics.logSQL { recorder.append($0) }
         _ = try FeedImporter(store: store).storeNow(Self.feed((0..<1_200).map { Self.item($0) }), source: "big.json")
@@ -128,7 +128,7 @@ struct FeedImporterTests {
     }
 
     @Test func liveNewsPagesInsertAndThenUpdate() async throws {
-        let store = try Store.temporary(records: [Feed.self])
+        let store = try Store.temporary(records: Feed.recordTypes)
         let importer = FeedImporter(store: store)
         let first = try await importer.importFeed(from: LiveNewsFetcher(page: 0, run: 9, start: Self.base))
         #expect(first.inserted == 4 && first.updated == 0)

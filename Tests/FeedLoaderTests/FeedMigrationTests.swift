@@ -6,7 +6,8 @@ import Testing
 
 /// FeedLoader's model evolves: a `feeds.sqlite` written by FeedLoader at f4075a8 (frozen
 /// in Fixtures/, with rows the `sqlite3` shell wrote) opens, is migrated to model version
-/// 3 (`starred`, then `title` and `source` searchable, then `guid` and `undated`), and
+/// 4 (`starred`, then `title` and `source` searchable, then `guid` and `undated`, then
+/// sources), and
 /// keeps every item, its identifier and the AUTOINCREMENT counter; its items are found by
 /// the `/` filter's search.
 @Suite("FeedLoader's migration")
@@ -39,7 +40,7 @@ struct FeedMigrationTests {
         #expect(before.count == 119)
 
         let store = try Feed.openStore(at: path)
-        #expect(store.modelVersion == 3)
+        #expect(store.modelVersion == 4)
         let items = try store.fetch(RecordRequest<Feed>(sortBy: [SortDescriptor(\.id)])).map { $0! }
         let ids: [Int64] = items.map { $0.id!.rawValue }
         let expected: [Int64] = (1...121).filter { $0 != 5 && $0 != 120 }
@@ -47,6 +48,11 @@ struct FeedMigrationTests {
         #expect(items.allSatisfy { !$0.starred })
         // Version 3: every item stored before it has a web address and a date.
         #expect(items.allSatisfy { $0.guid == nil && !$0.undated && $0.link == $0.url })
+        // Version 4: every item points to the source of its name.
+        let sources = try store.fetch(RecordRequest<Source>()).compactMap { $0 }
+        let byID = Dictionary(uniqueKeysWithValues: sources.map { ($0.id!, $0) })
+        #expect(items.allSatisfy { $0.source.id.flatMap { byID[$0]?.feedName } == $0.sourceName })
+        #expect(sources.count == Set(items.map(\.sourceName)).count)
         let shell = try #require(items.last)
         #expect(shell.title == "Written by the sqlite3 shell — ß K")
         #expect(shell.summary == "shell\nrow")
@@ -72,7 +78,7 @@ struct FeedMigrationTests {
         let queue = try DatabaseQueue(path: path)
         #expect(
             try queue.read { db in try Int.fetchOne(db, sql: "SELECT value FROM folio_metadata WHERE key = 'model_version'") }
-                == 3)
+                == 4)
         try queue.close()
 
         // Opened again: nothing to migrate.
@@ -108,11 +114,11 @@ struct FeedMigrationTests {
         // FeedLoader before version 1 declared no model (version 0): it would not know
         // `starred`, so it is refused, and the file stays as it is.
         let error = #expect(throws: FolioError.self) { try Store(path: path, records: Feed.recordTypes) }
-        #expect(error == .newerModelVersion(path: path, version: 3, declared: 0))
+        #expect(error == .newerModelVersion(path: path, version: 4, declared: 0))
         // Nor is FeedLoader's version 1, which has no search.
         let older = #expect(throws: FolioError.self) {
             try Store(path: path, model: StoreModel(version: 1, records: Feed.recordTypes))
         }
-        #expect(older == .newerModelVersion(path: path, version: 3, declared: 1))
+        #expect(older == .newerModelVersion(path: path, version: 4, declared: 1))
     }
 }

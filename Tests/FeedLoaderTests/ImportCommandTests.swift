@@ -65,7 +65,7 @@ struct ImportCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("feeds.sqlite").path
         try {
-            let old = try Store(path: path, records: [Feed.self])
+            let old = try Store(path: path, records: Feed.recordTypes)
             try old.write { tx in
                 var feed = Feed(Fixtures.atomItems[0])
                 try tx.insert(&feed)

@@ -62,7 +62,7 @@ struct RowModelTests {
     @Test(arguments: [1, 2, 3])
     @MainActor
     func followsALiveControllerThroughRandomCommits(seed: UInt64) async throws {
-        let store = try Store.temporary(records: [Feed.self])
+        let store = try Store.temporary(records: Feed.recordTypes)
         let base = Date(timeIntervalSince1970: 1_749_772_800)  // 2025-06-13 00:00 UTC
         var random = SplitMix64(seed: seed)
         func randomItem(_ n: Int) -> FeedItem {

@@ -61,7 +61,7 @@ struct TerminalAppTests {
             value.folded.split { !$0.isLetter && !$0.isNumber }.map(String.init)
         }
         return try store.fetch(RecordRequest<Feed>(sortBy: Feed.newestFirst)).map { $0! }.filter { feed in
-            let own = wordsOf(feed.title) + wordsOf(feed.source)
+            let own = wordsOf(feed.title) + wordsOf(feed.sourceName)
             return words.allSatisfy { word in own.contains { $0.hasPrefix(word) } }
         }
     }
@@ -77,7 +77,7 @@ struct TerminalAppTests {
         for (typed, shown) in [("ipad", ["iPad"]), ("cafe", ["Café", "café"]), ("vision pro", ["Vision Pro", "visionOS"])] {
             let expected = try Self.expectedMatches(store, typed)
             #expect(!expected.isEmpty)
-            #expect(expected.allSatisfy { feed in shown.contains { feed.title.contains($0) || feed.source.contains($0) } })
+            #expect(expected.allSatisfy { feed in shown.contains { feed.title.contains($0) || feed.sourceName.contains($0) } })
             try app.press("/")
             try app.type(typed)
             try app.press("Enter")

@@ -1,6 +1,28 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension Browser {
+    /// Reads standard input on a thread of its own (a blocking read), decoding keys.
+    nonisolated static func startKeyReader(_ post: AsyncStream<Event>.Continuation) {
+        let thread = Thread {
+            var buffer = [UInt8](repeating: 0, count: 512)
+            while true {
+                let count = read(STDIN_FILENO, &buffer, buffer.count)
+                if count > 0 {
+                    post.yield(.keys(Key.parse(Array(buffer[0..<count]))))
+                } else if count == 0 || errno != EINTR {
+                    post.yield(.keys([.control("d")]))
+                    return
+                }
+            }
+        }
+        thread.start()
+    }
+
     /// One key, in the current mode.
     func handle(_ key: Key) {
         switch mode {
@@ -20,8 +42,13 @@ extension Browser {
         case .home, .character("g"): moveToTop()
         case .end, .character("G"): moveToBottom()
         case .character("/"): setMode(.prompt(Prompt(kind: .filter, text: filter)))
-        case .character(let c) where c.isASCII && c.isNumber: setMode(.prompt(Prompt(kind: .jump, text: String(c))))
+        case .character(let c) where c.isASCII && c.isNumber && source.grouping == .day:
+            setMode(.prompt(Prompt(kind: .jump, text: String(c))))
         case .character("s"): toggleSort()
+        case .character("t"): toggleGrouping()
+        case .character("m"): muteSourceOfSelected()
+        case .character("M"): unmuteAllSources()
+        case .character("n"): startRenamingSourceOfSelected()
         case .enter, .right, .character("l"): if cursor != nil { setMode(.detail) }
         case .character("d"), .delete: deleteSelected()
         case .character("*"): toggleStarOfSelected()
@@ -42,6 +69,8 @@ extension Browser {
             deleteSelected()
             setMode(.list)
         case .character("*"): toggleStarOfSelected()
+        case .character("m"): muteSourceOfSelected()
+        case .character("n"): startRenamingSourceOfSelected()
         case .control("c"), .control("d"): quit()
         case .control("l"): forceRedraw()
         default: break
@@ -52,16 +81,17 @@ extension Browser {
         var prompt = prompt
         switch key {
         case .escape, .control("c"):
-            setMode(.list)
+            setMode(prompt.returnMode)
         case .enter:
-            setMode(.list)
+            setMode(prompt.returnMode)
             switch prompt.kind {
             case .filter: applyFilter(prompt.text)
             case .jump: jump(to: prompt.text)
+            case .rename(let id): renameSource(id, to: prompt.text)
             }
         case .backspace:
             if prompt.text.isEmpty {
-                setMode(.list)
+                setMode(prompt.returnMode)
             } else {
                 prompt.text.removeLast()
                 setMode(.prompt(prompt))

@@ -33,6 +33,7 @@ extension Browser {
         lines.append(titleBar(width))
         switch mode {
         case .detail: lines += detailLines(width)
+        case .prompt(let prompt) where prompt.fromDetail: lines += detailLines(width)
         case .list, .prompt: lines += listLines(width)
         }
         lines.append(bottomLine(width))
@@ -42,6 +43,9 @@ extension Browser {
 
     private func titleBar(_ width: Int) -> String {
         var text = " FeedLoader · \(title) · \(newestFirst ? "newest first" : "oldest first")"
+        if source.grouping == .source { text += " · by source" }
+        let muted = sources.values.filter(\.muted).count
+        if muted > 0 { text += " · \(muted) muted" }
         if !filter.isEmpty { text += " · filter “\(filter)”" }
         if case .detail = mode, let cursor {
             text += " · item \((model.row(of: cursor) + 1).formatted()) of \(model.rowCount.formatted())"
@@ -53,14 +57,20 @@ extension Browser {
         if case .prompt(let prompt) = mode {
             let months = source.indexTitles
             let range = months.isEmpty ? "" : "; \(months.first!)…\(months.last!)"
-            let label = prompt.kind == .filter ? "Filter (title or source): " : "Go to day (YYYY-MM-DD prefix\(range)): "
+            let label =
+                switch prompt.kind {
+                case .filter: "Filter (title or source): "
+                case .jump: "Go to day (YYYY-MM-DD prefix\(range)): "
+                case .rename: "Rename the source (Enter; empty: the feed's name): "
+                }
             return ANSI.bold + TextLayout.fit(" " + label + prompt.text + "▏", width)
         }
         if let message { return ANSI.bold + TextLayout.fit(" " + message.text, width) }
         let keys =
             mode == .detail
-            ? " Esc back · j/k previous/next · * star · d delete · q back"
-            : " ↑↓ jk · PgUp PgDn · g G · / filter · 0-9 day · s sort · ⏎ open · * star · d delete · r import · q quit"
+            ? " Esc back · j/k previous/next · * star · m mute source · n rename source · d delete · q back"
+            : " ↑↓ jk · / filter · 0-9 day · s sort · t day⇄source · ⏎ open · * star · m mute · M unmute · n rename"
+                + " · d delete · r import · q quit"
         return ANSI.dim + TextLayout.fit(keys, width)
     }
 
@@ -109,7 +119,7 @@ extension Browser {
         let value = model.sections[section]
         let count = value.identifiers.count
         let right = "\(count.formatted()) item\(count == 1 ? "" : "s") "
-        let left = "▌" + DayFormat.dayTitle(value.name)
+        let left = "▌" + (source.grouping == .day ? DayFormat.dayTitle(value.name) : Source.shownName(value.name))
         let space = max(1, width - TextLayout.width(of: left) - TextLayout.width(of: right))
         return ANSI.headerStyle + TextLayout.fit(left + String(repeating: " ", count: space) + right, width)
     }
@@ -120,12 +130,16 @@ extension Browser {
         let highlight = highlights[id]?.kind
         let marker = (path == cursor ? "▶" : " ") + (highlight == .inserted ? "+" : highlight == .updated ? "~" : " ")
         let sourceWidth = 14
-        let titleWidth = max(10, width - 2 - 2 - 5 - 2 - 2 - sourceWidth - 1)
+        // Sectioned by source, a row says its day too: `06-13 14:51`.
+        let whenWidth = source.grouping == .day ? 5 : 11
+        let titleWidth = max(10, width - 2 - 2 - whenWidth - 2 - 2 - sourceWidth - 1)
         let text: String
         if let feed {
+            let time = DayFormat.time(feed.published)
+            let when = source.grouping == .day ? time : DayFormat.dayName(feed.published).dropFirst(5) + " " + time
             text =
-                marker + (feed.starred ? "★" : " ") + " " + DayFormat.time(feed.published) + "  "
-                + TextLayout.fit(feed.title, titleWidth) + "  " + TextLayout.fit(feed.source, sourceWidth)
+                marker + (feed.starred ? "★" : " ") + " " + when + "  "
+                + TextLayout.fit(feed.title, titleWidth) + "  " + TextLayout.fit(sourceName(of: feed), sourceWidth)
         } else {
             text = marker + "  " + "--:--" + "  " + TextLayout.fit("(deleted)", titleWidth)
         }
@@ -144,7 +158,7 @@ extension Browser {
         if let cursor, let feed = record(at: cursor) {
             for line in TextLayout.wrap(feed.title, inner) { lines.append(ANSI.bold + "  " + line) }
             lines.append("")
-            lines.append("  " + ANSI.dim + "Source     " + ANSI.reset + feed.source)
+            lines.append("  " + ANSI.dim + "Source     " + ANSI.reset + sourceLine(of: feed))
             lines.append(
                 "  " + ANSI.dim + "Published  " + ANSI.reset + feed.shownPublished
                     + (feed.undated ? "" : ANSI.dim + "  (" + feed.published.formatted(.iso8601) + ")"))
@@ -164,6 +178,20 @@ extension Browser {
         if lines.count > height { lines = Array(lines.prefix(height)) }
         while lines.count < height { lines.append("") }
         return lines
+    }
+}
+
+extension Browser {
+    /// The detail view's source: its name, its site, whether it is muted, and the keys.
+    fileprivate func sourceLine(of feed: Feed) -> String {
+        guard let id = feed.source.id, let source = sources[id] else { return Source.shownName(feed.sourceName) }
+        var text = source.shownName
+        if let site = source.siteURL { text += ANSI.dim + "  " + site + ANSI.reset }
+        if source.name != source.feedName {
+            text += ANSI.dim + "  (the feed calls it \(Source.shownName(source.feedName)))" + ANSI.reset
+        }
+        text += ANSI.dim + (source.muted ? "  muted (M unmutes)" : "  (m mutes, n renames)")
+        return text
     }
 }
 

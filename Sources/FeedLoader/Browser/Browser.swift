@@ -6,8 +6,9 @@ import Glibc
 import Darwin
 #endif
 
-/// The full-screen list: newest first, sectioned by day with sticky headers, driven by
-/// a fetched results controller whose batch size is the terminal's height.
+/// The full-screen list: newest first, sectioned by day (or by source) with sticky
+/// headers, driven by a fetched results controller whose batch size is the terminal's
+/// height. Items of muted sources are left out.
 ///
 /// Everything happens on the main actor, one event at a time: keys (read on a thread
 /// of their own), terminal resizes, ticks (to fade highlights and refresh the counters)
@@ -21,6 +22,8 @@ final class Browser {
         case tick
         case message(String)
         case importFinished
+        /// A source was muted, unmuted or renamed (the message says which).
+        case sourcesChanged(String)
         /// The list changed (a change set was applied); draw it.
         case redraw
         /// SIGTERM or SIGHUP: restore the terminal and leave.
@@ -34,9 +37,18 @@ final class Browser {
     }
 
     struct Prompt: Equatable {
-        enum Kind { case filter, jump }
+        enum Kind: Equatable {
+            case filter, jump
+            /// A new name for the source with this identifier.
+            case rename(RecordID)
+        }
         var kind: Kind
         var text: String
+        /// Opened from the detail view, which it shows and goes back to.
+        var fromDetail = false
+
+        /// The mode the prompt's Enter or Esc goes back to.
+        var returnMode: Mode { fromDetail ? .detail : .list }
     }
 
     enum Highlight { case inserted, updated }
@@ -69,9 +81,12 @@ final class Browser {
     private(set) var size: Terminal.Size
     private(set) var highlights: [RecordID: (kind: Highlight, until: Date)] = [:]
     private(set) var message: (text: String, until: Date)?
-    private var importTask: Task<Void, Never>?
+    var importTask: Task<Void, Never>?
+    /// Every source by identifier, for the names the rows show (read again after a write of
+    /// sources: a few rows).
+    var sources: [RecordID: Source] = [:]
     /// Set while the request changes, whose difference is not highlighted.
-    private var isChangingRequest = false
+    var isChangingRequest = false
     private var helpers: [Task<Void, Never>] = []
     private var signalSources: [any DispatchSourceSignal] = []
     var lastFrameText = ""
@@ -105,6 +120,7 @@ final class Browser {
             self?.apply(change)
             self?.post.yield(.redraw)
         }
+        reloadSources()
         store.diagnostics.resetCounters()  // the status line counts the list's work only
         try source.performFetch()
         model = RowModel(sections: source.currentSections())
@@ -144,23 +160,6 @@ final class Browser {
         }
     }
 
-    /// Reads standard input on a thread of its own (a blocking read), decoding keys.
-    nonisolated private static func startKeyReader(_ post: AsyncStream<Event>.Continuation) {
-        let thread = Thread {
-            var buffer = [UInt8](repeating: 0, count: 512)
-            while true {
-                let count = read(STDIN_FILENO, &buffer, buffer.count)
-                if count > 0 {
-                    post.yield(.keys(Key.parse(Array(buffer[0..<count]))))
-                } else if count == 0 || errno != EINTR {
-                    post.yield(.keys([.control("d")]))
-                    return
-                }
-            }
-        }
-        thread.start()
-    }
-
     // MARK: Events
 
     func handle(_ event: Event) {
@@ -177,6 +176,13 @@ final class Browser {
             show(text)
         case .importFinished:
             importTask = nil
+            reloadSources()  // an import may have added some
+        case .sourcesChanged(let text):
+            reloadSources()
+            // Until live controllers follow the related row, the list reads its request
+            // again; once they do, this finds no difference.
+            replaceRequest(keepingPosition: true)
+            show(text)
         case .redraw:
             break
         case .terminate:
@@ -344,95 +350,34 @@ final class Browser {
         replaceRequest()
     }
 
+    /// The list's request for the filter, the order, the grouping and the screen.
+    func listRequest(grouping: FeedListSource.Grouping) -> RecordRequest<Feed> {
+        .feedList(filter: filter, newestFirst: newestFirst, batchSize: Self.batchSize(for: size), grouping: grouping)
+    }
+
     /// Changes the live controller's request. The difference is delivered (and applied
-    /// to the rows) before `setRequest` returns; then the list starts from the top.
-    private func replaceRequest() {
+    /// to the rows) before `setRequest` returns; then the list starts from the top, unless
+    /// `keepingPosition`.
+    func replaceRequest(keepingPosition: Bool = false) {
         isChangingRequest = true
         defer { isChangingRequest = false }
         do {
-            try source.setRequest(.feedList(filter: filter, newestFirst: newestFirst, batchSize: Self.batchSize(for: size)))
-            moveToTop()
+            try source.setRequest(listRequest(grouping: source.grouping))
+            if !keepingPosition { moveToTop() }
         } catch {
             show("Cannot change the request: \(error)")
         }
     }
 
-    func deleteSelected() {
-        guard let cursor else { return }
-        let id = model.identifier(at: cursor)
-        let name = record(at: cursor)?.title ?? "\(id)"
-        let store = self.store
-        let post = self.post
-        Task.detached {
-            do {
-                try await store.write { tx in _ = try tx.delete(Feed.self, id: id) }
-                post.yield(.message("Deleted “\(name.truncated(to: 60))”"))
-            } catch {
-                post.yield(.message("Cannot delete: \(error)"))
-            }
-        }
-    }
-
-    /// Stars the selected item, or takes its star away: one `UPDATE` of its row (found by
-    /// its unique url), which the live controller reports as an update of that row.
-    func toggleStarOfSelected() {
-        guard let cursor, let feed = record(at: cursor) else { return }
-        let url = feed.url, starred = !feed.starred
-        let name = feed.title
-        let store = self.store
-        let post = self.post
-        Task.detached {
-            do {
-                try await store.write { tx in
-                    try tx.updateAll(Feed.self, where: #Predicate { $0.url == url }, set: [.set(\.starred, to: starred)])
-                }
-                post.yield(.message("\(starred ? "Starred" : "Unstarred") “\(name.truncated(to: 60))”"))
-            } catch {
-                post.yield(.message("Cannot star: \(error)"))
-            }
-        }
-    }
-
-    /// Imports in the background while the list stays live: the feed at the `--url`
-    /// address, the refresh file, or five pages of simulated live news a little apart
-    /// (each page is one transaction).
-    func startImport() {
-        guard importTask == nil else {
-            show("An import is already running")
-            return
-        }
-        let store = self.store, post = self.post, refresh = self.refresh
-        switch refresh {
-        case .liveNews: show("Fetching live news in the background…")
-        case .file(let file): show("Importing \((file as NSString).lastPathComponent) in the background…")
-        case .server(let fetcher, _): show("Fetching \(fetcher.name) in the background…")
-        }
-        importTask = Task.detached {
-            let importer = FeedImporter(store: store)
-            do {
-                if case .server(let fetcher, let conditional) = refresh {
-                    let report = try await importer.importFeed(from: fetcher, conditional: conditional)
-                    post.yield(.message(report.notModified ? "\(report)" : "Imported \(report)"))
-                } else if case .file(let file) = refresh {
-                    let report = try await importer.importFeed(from: FileFeedFetcher(path: file))
-                    post.yield(.message("Imported \(report)"))
-                } else {
-                    let run = UInt64.random(in: 1...UInt64(UInt32.max))
-                    let start = Date().addingTimeInterval(-20)
-                    let pages = 5
-                    for page in 0..<pages {
-                        try Task.checkCancellation()
-                        let report = try await importer.importFeed(from: LiveNewsFetcher(page: page, run: run, start: start))
-                        post.yield(.message("Live news \(page + 1)/\(pages): \(report.inserted) new, \(report.updated) updated"))
-                        if page < pages - 1 { try await Task.sleep(for: .milliseconds(700)) }
-                    }
-                }
-            } catch is CancellationError {
-            } catch {
-                post.yield(.message("Import failed: \(error)"))
-            }
-            post.yield(.importFinished)
-        }
+    /// Rebuilds the rows from the controller's sections (after a new controller): the
+    /// selection stays on its item (or goes to the first), and no row is highlighted.
+    func reloadRows() {
+        let selected = cursor.map { model.identifier(at: $0) }
+        model = RowModel(sections: source.currentSections())
+        highlights = [:]
+        top = 0
+        cursor = selected.flatMap { model.indexPath(of: $0) } ?? (model.isEmpty ? nil : IndexPath(item: 0, section: 0))
+        keepCursorVisible()
     }
 
     /// The record drawn at `indexPath`, loaded through the controller's batches.

@@ -1,8 +1,8 @@
 import Foundation
 import Folio
 
-/// The list's data source: a ``FetchedResultsController`` of feeds sectioned by day,
-/// whose change sets reach the list through the delegate.
+/// The list's data source: a ``FetchedResultsController`` of feeds sectioned by day or by
+/// source, whose change sets reach the list through the delegate.
 ///
 /// The delegate is called on the main actor at the moment the controller moves to its
 /// new state, so the list applies each change set while the controller's sections and
@@ -13,16 +13,61 @@ import Folio
 final class FeedListSource: FetchedResultsControllerDelegate {
     typealias ResultType = Feed
 
-    let controller: FetchedResultsController<Feed>
+    /// What the list is sectioned by.
+    enum Grouping: Sendable, Equatable {
+        /// By day of `published` (`2025-06-13`), newest or oldest day first.
+        case day
+        /// By the source's name (A to Z), then by date.
+        case source
+
+        /// The section key of the grouping.
+        var sectionKey: SectionKey<Feed> {
+            switch self {
+            case .day: .day(\.published, timeZone: FeedListSource.timeZone)
+            case .source: .attribute(\Feed.source.name)
+            }
+        }
+    }
+
+    private(set) var controller: FetchedResultsController<Feed>
+    private(set) var grouping: Grouping
+    let store: Store
+    let tracking: Bool
     /// Called with each change set, as the controller delivers it.
     var onChange: ((ChangeSet) -> Void)?
 
     /// - Parameter tracking: follow the store's changes (the list) or not (a report).
-    init(_ request: RecordRequest<Feed>, store: Store, tracking: Bool, cacheName: String? = nil) {
-        controller = FetchedResultsController(
-            request, store: store, sectionBy: .day(\.published, timeZone: Self.timeZone), cacheName: cacheName)
-        // Index titles by month: "2025-06".
-        controller.sectionIndexTitle = { String($0.prefix(7)) }
+    init(_ request: RecordRequest<Feed>, store: Store, tracking: Bool, grouping: Grouping = .day) {
+        self.store = store
+        self.tracking = tracking
+        self.grouping = grouping
+        controller = Self.makeController(request, store: store, grouping: grouping)
+        if tracking { controller.delegate = self }
+    }
+
+    /// A controller without a section cache: the list goes through each item's source (muted
+    /// sources are left out, and the sections can be the sources' names), and a cache is
+    /// valid at the `feed` table's change token only — a source muted or renamed since
+    /// would not invalidate it.
+    private static func makeController(
+        _ request: RecordRequest<Feed>, store: Store, grouping: Grouping
+    ) -> FetchedResultsController<Feed> {
+        let controller = FetchedResultsController(request, store: store, sectionBy: grouping.sectionKey)
+        switch grouping {
+        case .day: controller.sectionIndexTitle = { String($0.prefix(7)) }  // by month: "2025-06"
+        case .source: controller.sectionIndexTitle = { String($0.prefix(1)).uppercased() }
+        }
+        return controller
+    }
+
+    /// Sections the list by `grouping`, with `request` (whose first sort must be the
+    /// grouping's): a new controller, fetched. The list reloads from ``currentSections()``.
+    func setGrouping(_ grouping: Grouping, request: RecordRequest<Feed>) throws {
+        let next = Self.makeController(request, store: store, grouping: grouping)
+        try next.performFetch()
+        controller.delegate = nil
+        controller = next
+        self.grouping = grouping
         if tracking { controller.delegate = self }
     }
 
@@ -74,13 +119,24 @@ final class FeedListSource: FetchedResultsControllerDelegate {
 }
 
 extension RecordRequest where R == Feed {
-    /// The list's request: items whose title or source has the words of `filter` (each
-    /// matching the words it begins, case- and diacritic-insensitively: "ipad" finds "iPad",
-    /// "cafe" finds "Café"), sorted by date, in batches.
-    static func feedList(filter: String, newestFirst: Bool, batchSize: Int) -> RecordRequest<Feed> {
-        var request = RecordRequest<Feed>(sortBy: newestFirst ? Feed.newestFirst : Feed.oldestFirst, batchSize: batchSize)
+    /// The list's request: items whose source is not muted (an item without a source is
+    /// shown: `!= true`, where `== false` would leave it out) and whose title or source has
+    /// the words of `filter` (each matching the words it begins, case- and
+    /// diacritic-insensitively: "ipad" finds "iPad", "cafe" finds "Café"), sorted by date —
+    /// by source name first when sectioned by source — in batches.
+    static func feedList(
+        filter: String, newestFirst: Bool, batchSize: Int, grouping: FeedListSource.Grouping = .day
+    ) -> RecordRequest<Feed> {
+        let byDate = newestFirst ? Feed.newestFirst : Feed.oldestFirst
+        let sort = grouping == .source ? [SortDescriptor(\Feed.source.name)] + byDate : byDate
+        var request = RecordRequest<Feed>(predicate: Feed.notMuted, sortBy: sort, batchSize: batchSize)
         let text = filter.trimmingCharacters(in: .whitespaces)
         if !text.isEmpty { request.search = TextSearch(text, matchingPrefixes: true) }
         return request
     }
+}
+
+extension Feed {
+    /// The items whose source is not muted, and those without a source.
+    static let notMuted = #Predicate<Feed> { $0.source.muted != true }
 }

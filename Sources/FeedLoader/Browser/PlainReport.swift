@@ -28,7 +28,7 @@ struct PlainReport {
                 guard shown < limit else { break outer }
                 let feed = source.record(id, at: IndexPath(item: item, section: sectionIndex))
                 if let feed {
-                    out += "  \(DayFormat.time(feed.published))  \(feed.starred ? "★ " : "")\(feed.title)  (\(feed.source))\n"
+                    out += "  \(DayFormat.time(feed.published))  \(feed.starred ? "★ " : "")\(feed.title)  (\(feed.sourceName))\n"
                 } else {
                     out += "  --:--  (deleted)\n"
                 }

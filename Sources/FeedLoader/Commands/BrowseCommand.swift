@@ -10,8 +10,9 @@ struct BrowseCommand: AsyncParsableCommand {
         abstract: "Show the feed, newest first, sectioned by day (the default command).",
         discussion: """
             Keys: ↑/↓ or j/k move, PgUp/PgDn page, g/G top/bottom, / filter, a digit jumps to \
-            a day (type a date prefix, Enter), s toggles the sort, Enter opens an item, * stars or \
-            unstars it, d deletes it, r imports in the background (new items appear live), q quits. r imports the \
+            a day (type a date prefix, Enter), s toggles the sort, t sections by day or by source, \
+            Enter opens an item, * stars or unstars it, m mutes its source (its items leave the list), \
+            M unmutes every source, n renames its source, d deletes it, r imports in the background (new items appear live), q quits. r imports the \
             --url feed (a conditional GET each time: an unchanged feed writes nothing), else the \
             --refresh-from file, else pages of simulated live news.
             """)
@@ -81,7 +82,7 @@ struct BrowseCommand: AsyncParsableCommand {
         let size = Terminal.size() ?? Terminal.Size(rows: 24, columns: 80)
         let request = RecordRequest<Feed>.feedList(filter: "", newestFirst: true, batchSize: Browser.batchSize(for: size))
         if interactive {
-            let source = FeedListSource(request, store: store, tracking: true, cacheName: "feedloader-list")
+            let source = FeedListSource(request, store: store, tracking: true)
             let browser = Browser(
                 store: store, source: source, terminal: Terminal(), title: options.databasePath, refresh: refreshSource)
             try await browser.run()

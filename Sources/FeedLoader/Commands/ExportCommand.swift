@@ -29,7 +29,8 @@ struct ExportCommand: AsyncParsableCommand {
     @MainActor
     mutating func run() async throws {
         let (store, _) = try options.open()
-        let request = RecordRequest<Feed>.feedList(filter: filter, newestFirst: !oldestFirst, batchSize: 1_000)
+        var request = RecordRequest<Feed>.feedList(filter: filter, newestFirst: !oldestFirst, batchSize: 1_000)
+        request.predicate = nil  // the items of muted sources too: an export is the whole feed
         let exporter = FeedExporter(store: store, request: request, destination: URL(fileURLWithPath: destination))
         let fetching = ProgressBar("Fetching ", total: 0)
         let writing = ProgressBar("Exporting", total: 0)

@@ -78,8 +78,9 @@ struct GenerateCommand: AsyncParsableCommand {
             let start = done + items.count
             next = start < count ? Task.detached { generator.items(start..<min(start + chunk, count)) } : nil
             try await store.write { tx in
+                let sources = try FeedImporter.sources(for: items, in: tx)
                 for item in items {
-                    var record = Feed(item)
+                    var record = Feed(item, source: sources[item.source] ?? ToOne())
                     try tx.insert(&record)
                 }
             }

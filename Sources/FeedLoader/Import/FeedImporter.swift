@@ -112,6 +112,7 @@ struct FeedImporter: Sendable {
                 report.repeated += 1
             }
         }
+        let sources = try Self.sources(for: order.compactMap { latest[$0] }, in: tx)
         var start = 0
         while start < order.count {
             let urls = Array(order[start..<min(start + lookupChunk, order.count)])
@@ -120,6 +121,7 @@ struct FeedImporter: Sendable {
             let stored = Dictionary(existing.map { ($0.url, $0) }, uniquingKeysWith: { first, _ in first })
             for url in urls {
                 guard var item = latest[url] else { continue }
+                let source = sources[item.source] ?? ToOne()
                 if let current = stored[url] {
                     if item.undated {
                         // No date again: the time of the first import stays (or the date
@@ -127,21 +129,55 @@ struct FeedImporter: Sendable {
                         item.published = current.published
                         item.undated = current.undated
                     }
-                    if current.matches(item) {
+                    if current.matches(item) && current.source == source {
                         report.unchanged += 1
                         continue
                     }
                     var record = current
                     record.apply(item)
+                    record.source = source
                     try tx.upsert(&record, onConflict: \.url)
                     report.updated += 1
                 } else {
-                    var record = Feed(item)
+                    var record = Feed(item, source: source)
                     try tx.upsert(&record, onConflict: \.url)
                     report.inserted += 1
                 }
             }
         }
         return report
+    }
+
+    /// The source of each of the items' source names (``FeedItem/source``): the stored one
+    /// with that ``Source/feedName``, or a new one — named so, with the origin of the first
+    /// of its items' web addresses. A stored source without a `siteURL` gains one; nothing
+    /// else of a stored source changes (the reader's name and mute stay).
+    static func sources(for items: [FeedItem], in tx: WriteTransaction) throws -> [String: ToOne<Source>] {
+        var names: [String] = []
+        var seen: Set<String> = []
+        var sites: [String: String] = [:]
+        for item in items {
+            if seen.insert(item.source).inserted { names.append(item.source) }
+            if sites[item.source] == nil, let site = Source.site(of: item.url) { sites[item.source] = site }
+        }
+        var found: [String: ToOne<Source>] = [:]
+        var start = 0
+        while start < names.count {
+            let chunk = Array(names[start..<min(start + lookupChunk, names.count)])
+            start += lookupChunk
+            for var stored in try tx.fetchAll(RecordRequest<Source>(predicate: #Predicate { chunk.contains($0.feedName) })) {
+                if stored.siteURL == nil, let site = sites[stored.feedName] {
+                    stored.siteURL = site
+                    try tx.update(stored)
+                }
+                found[stored.feedName] = ToOne(stored)
+            }
+        }
+        for name in names where found[name] == nil {
+            var source = Source(feedName: name, siteURL: sites[name])
+            try tx.insert(&source)
+            found[name] = ToOne(source)
+        }
+        return found
     }
 }

@@ -10,20 +10,23 @@ import Folio
 /// An item without a date has the time of its first import as `published`, and
 /// `undated` says so (a later import keeps that time).
 /// `published` is indexed, because the list sorts and sections by it. `starred` is the
-/// reader's own mark (`*` toggles it): imports never change it. `title` and `source` are
-/// searchable: the list's `/` filter is a full-text search of them ("ipad" finds "iPad",
-/// "cafe" finds "Café").
+/// reader's own mark (`*` toggles it): imports never change it. `title` and `sourceName`
+/// (the source's name as the feed gave it, in the column `source`) are searchable: the
+/// list's `/` filter is a full-text search of them ("ipad" finds "iPad", "cafe" finds
+/// "Café"). `source` points to the item's ``Source`` (column `source_id`; model version 4),
+/// found or created by `sourceName` at import.
 struct Feed: PersistentRecord, Equatable {
     var id: RecordID?
     var title = ""
     var url = ""
     var published = Date(timeIntervalSince1970: 0)
     var summary = ""
-    var source = ""
+    var sourceName = ""
     var imageURL: String?
     var starred = false
     var guid: String?
     var undated = false
+    var source = ToOne<Source>()
 
     static let entity = EntityDescription<Feed>(
         "feed",
@@ -33,29 +36,34 @@ struct Feed: PersistentRecord, Equatable {
             AttributeDescription(\.url, unique: true),
             AttributeDescription(\.published, indexed: true),
             AttributeDescription(\.summary),
-            AttributeDescription(\.source, searchable: true),
+            AttributeDescription(\.sourceName, column: "source", searchable: true),
             AttributeDescription(\.imageURL),
             // Model version 1: items stored before it are not starred.
             AttributeDescription(\.starred, defaultValue: false),
             // Model version 3: items stored before it have a web address and a date.
             AttributeDescription(\.guid),
             AttributeDescription(\.undated, defaultValue: false),
+        ],
+        relationships: [
+            // Model version 4: filled by the migration step `Feed.sourcesStep`.
+            .toOne(\.source, column: "source_id")
         ])
 
     init() {}
 
-    init(_ item: FeedItem) {
+    init(_ item: FeedItem, source: ToOne<Source> = ToOne()) {
         self.init()
         apply(item)
+        self.source = source
     }
 
-    /// Copies the item's fields; the identifier and the star stay.
+    /// Copies the item's fields; the identifier, the star and the source stay.
     mutating func apply(_ item: FeedItem) {
         title = item.title
         url = item.url
         published = item.published
         summary = item.summary
-        source = item.source
+        sourceName = item.source
         imageURL = item.imageURL
         guid = item.guid
         undated = item.undated
@@ -64,14 +72,14 @@ struct Feed: PersistentRecord, Equatable {
     /// Whether the stored record already says what `item` says.
     func matches(_ item: FeedItem) -> Bool {
         title == item.title && url == item.url && published == item.published
-            && summary == item.summary && source == item.source && imageURL == item.imageURL && guid == item.guid
+            && summary == item.summary && sourceName == item.source && imageURL == item.imageURL && guid == item.guid
             && undated == item.undated
     }
 
     /// The record as a feed item, for export.
     var item: FeedItem {
         FeedItem(
-            title: title, url: url, published: published, summary: summary, source: source, imageURL: imageURL, guid: guid,
+            title: title, url: url, published: published, summary: summary, source: sourceName, imageURL: imageURL, guid: guid,
             undated: undated)
     }
 
@@ -131,9 +139,9 @@ extension Feed {
     /// Oldest first.
     static let oldestFirst = [SortDescriptor(\Feed.published, order: .forward)]
 
-    /// The record types of FeedLoader's store: the items, and the addresses they were
-    /// imported from (a database made before ``FeedEndpoint`` existed gains its table).
-    static let recordTypes: [any PersistentRecord.Type] = [Feed.self, FeedEndpoint.self]
+    /// The record types of FeedLoader's store: the items, their sources, and the addresses
+    /// they were imported from (a database made before ``FeedEndpoint`` existed gains its table).
+    static let recordTypes: [any PersistentRecord.Type] = [Feed.self, Source.self, FeedEndpoint.self]
 
     /// FeedLoader's model and its history:
     ///
@@ -143,10 +151,28 @@ extension Feed {
     /// | 1 | `feed.starred`, false for the items already stored |
     /// | 2 | `feed.title` and `feed.source` searchable (folded keys and a full-text index) |
     /// | 3 | `feed.guid` (null) and `feed.undated` (false) for the items already stored |
+    /// | 4 | `source`, and `feed.source_id`: a source per distinct `feed.source`, each item pointing to its own |
     ///
     /// Opening a database of an older version migrates it (one transaction, every item
     /// kept); one of a newer version is refused and left as it is.
-    static let model = StoreModel(version: 3, records: recordTypes)
+    static let model = StoreModel(version: 4, records: recordTypes, steps: [sourcesStep])
+
+    /// Model version 4: one ``Source`` per distinct name the items give (`feed.source`,
+    /// even an empty one), with the origin of its first item's web address as `siteURL`,
+    /// and every item pointed to its source — so every item kept has one.
+    static let sourcesStep = MigrationStep("feedloader: a source per feed name") { db in
+        let firstURL =
+            "(SELECT first.url FROM feed AS first WHERE first.source = feed.source"
+            + " AND (substr(first.url, 1, 8) = 'https://' OR substr(first.url, 1, 7) = 'http://')"
+            + " ORDER BY first.id LIMIT 1)"
+        try db.execute(
+            sql: """
+                INSERT INTO source (feedName, name, siteURL, muted)
+                SELECT feed.source, feed.source, \(Source.siteSQL(firstURL)), 0 FROM feed
+                GROUP BY feed.source ORDER BY feed.source;
+                UPDATE feed SET source_id = (SELECT source.id FROM source WHERE source.feedName = feed.source);
+                """)
+    }
 
     /// The store FeedLoader opens.
     static func openStore(at path: String) throws -> Store {

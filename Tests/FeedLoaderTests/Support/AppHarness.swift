@@ -271,12 +271,14 @@ struct StatusLine: Equatable {
 }
 
 /// The rows of the list on a screen: lines with a time in columns 5–9 (after the
-/// selection, highlight and star columns and a space).
+/// selection, highlight and star columns and a space), or — sectioned by source — a day
+/// and a time in columns 5–15 (`06-13 14:51`).
 func listRows(_ screen: String) -> [String] {
     screen.split(separator: "\n").map(String.init).filter { line in
         let characters = Array(line)
-        guard characters.count > 10 else { return false }
-        let time = String(characters[4..<9])
+        guard characters.count > 16 else { return false }
+        let time = String(characters[4..<9]), dayAndTime = String(characters[4..<15])
         return time.range(of: #"^\d\d:\d\d$"#, options: .regularExpression) != nil
+            || dayAndTime.range(of: #"^\d\d-\d\d \d\d:\d\d$"#, options: .regularExpression) != nil
     }
 }
