@@ -46,7 +46,8 @@ extension FetchedResultsModel {
             var current = Array(0..<order.count)
             for (target, original) in order.enumerated() where current[target] != original {
                 let from = current.firstIndex(of: original)!
-                try controller.moveObject(at: IndexPath(item: from, section: section), to: IndexPath(item: target, section: section))
+                try controller.moveObject(
+                    at: IndexPath(item: from, section: section), to: IndexPath(item: target, section: section))
                 current.insert(current.remove(at: from), at: target)
             }
             lastError = nil

@@ -108,7 +108,8 @@ struct RelationshipMigrationTests {
         }
         store = try Store(
             path: path,
-            model: StoreModel(version: 4, records: [Shelf.self, ShelfBook.self], discarding: [.attribute("bookcase", of: "book")]))
+            model: StoreModel(
+                version: 4, records: [Shelf.self, ShelfBook.self], discarding: [.attribute("bookcase", of: "book")]))
         #expect(
             try store.fetch(RecordRequest<ShelfBook>(sortBy: [SortDescriptor(\.title)])).compactMap { $0?.title } == ["α", "β"])
         let left = try Self.objects(path)
