@@ -178,10 +178,9 @@ final class Browser {
             importTask = nil
             reloadSources()  // an import may have added some
         case .sourcesChanged(let text):
+            // The list follows the source's row itself (muted items leave, renamed
+            // sections move); only the names shown beside the items are read again.
             reloadSources()
-            // Until live controllers follow the related row, the list reads its request
-            // again; once they do, this finds no difference.
-            replaceRequest(keepingPosition: true)
             show(text)
         case .redraw:
             break

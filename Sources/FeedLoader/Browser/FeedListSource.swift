@@ -37,22 +37,26 @@ final class FeedListSource: FetchedResultsControllerDelegate {
     var onChange: ((ChangeSet) -> Void)?
 
     /// - Parameter tracking: follow the store's changes (the list) or not (a report).
-    init(_ request: RecordRequest<Feed>, store: Store, tracking: Bool, grouping: Grouping = .day) {
+    init(_ request: RecordRequest<Feed>, store: Store, tracking: Bool, grouping: Grouping = .day, cacheName: String? = nil) {
         self.store = store
         self.tracking = tracking
         self.grouping = grouping
-        controller = Self.makeController(request, store: store, grouping: grouping)
+        self.cacheName = cacheName
+        controller = Self.makeController(request, store: store, grouping: grouping, cacheName: cacheName)
         if tracking { controller.delegate = self }
     }
 
-    /// A controller without a section cache: the list goes through each item's source (muted
-    /// sources are left out, and the sections can be the sources' names), and a cache is
-    /// valid at the `feed` table's change token only — a source muted or renamed since
-    /// would not invalidate it.
+    /// The persistent section cache's name, for the list (by day only: one cache file).
+    private let cacheName: String?
+
+    /// A controller, with the section cache when sectioned by day. The list reads through
+    /// each item's source (muted sources are left out): the cache is valid at the change
+    /// token of both tables, so a source muted or renamed since invalidates it.
     private static func makeController(
-        _ request: RecordRequest<Feed>, store: Store, grouping: Grouping
+        _ request: RecordRequest<Feed>, store: Store, grouping: Grouping, cacheName: String?
     ) -> FetchedResultsController<Feed> {
-        let controller = FetchedResultsController(request, store: store, sectionBy: grouping.sectionKey)
+        let controller = FetchedResultsController(
+            request, store: store, sectionBy: grouping.sectionKey, cacheName: grouping == .day ? cacheName : nil)
         switch grouping {
         case .day: controller.sectionIndexTitle = { String($0.prefix(7)) }  // by month: "2025-06"
         case .source: controller.sectionIndexTitle = { String($0.prefix(1)).uppercased() }
@@ -63,7 +67,7 @@ final class FeedListSource: FetchedResultsControllerDelegate {
     /// Sections the list by `grouping`, with `request` (whose first sort must be the
     /// grouping's): a new controller, fetched. The list reloads from ``currentSections()``.
     func setGrouping(_ grouping: Grouping, request: RecordRequest<Feed>) throws {
-        let next = Self.makeController(request, store: store, grouping: grouping)
+        let next = Self.makeController(request, store: store, grouping: grouping, cacheName: cacheName)
         try next.performFetch()
         controller.delegate = nil
         controller = next

@@ -82,7 +82,7 @@ struct BrowseCommand: AsyncParsableCommand {
         let size = Terminal.size() ?? Terminal.Size(rows: 24, columns: 80)
         let request = RecordRequest<Feed>.feedList(filter: "", newestFirst: true, batchSize: Browser.batchSize(for: size))
         if interactive {
-            let source = FeedListSource(request, store: store, tracking: true)
+            let source = FeedListSource(request, store: store, tracking: true, cacheName: "feedloader-list")
             let browser = Browser(
                 store: store, source: source, terminal: Terminal(), title: options.databasePath, refresh: refreshSource)
             try await browser.run()
