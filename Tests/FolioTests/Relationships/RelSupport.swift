@@ -71,6 +71,8 @@ struct RelNote: PersistentRecord, Equatable {
     var text = ""
     var position = 0
     var folder = ToOne<RelFolder>()
+    /// Not declared: a to-many through it is an error.
+    var undeclared = ToOne<RelFolder>()
 
     static let entity = EntityDescription<RelNote>(
         "rel_note",
