@@ -114,20 +114,38 @@ final class RelLive<R: PersistentRecord> {
         return try await settle()
     }
 
-    /// Applies what the controller delivered and compares with a fresh fetch.
+    /// Whether a settle found the live results different from a fresh fetch.
+    private(set) var failed = false
+
+    /// Applies what the controller delivered and compares with a fresh fetch; `context`
+    /// (a seed and step) is added to any failure.
     @discardableResult
-    func settle(sourceLocation: SourceLocation = #_sourceLocation) async throws -> [ChangeSet] {
+    func settle(_ context: String = "", sourceLocation: SourceLocation = #_sourceLocation) async throws -> [ChangeSet] {
         await controller.waitForChanges()
         for _ in 0..<20 { await Task.yield() }
         let changes = delivered
         delivered = []
-        for change in changes { try model.apply(change, dataSource: controller.snapshot) }
-        #expect(model == TableViewModel(controller.snapshot), sourceLocation: sourceLocation)
+        for change in changes {
+            do {
+                try model.apply(change, dataSource: controller.snapshot)
+            } catch {
+                failed = true
+                Issue.record("\(context): the change set does not apply: \(error)", sourceLocation: sourceLocation)
+                throw error
+            }
+        }
         let fresh = FetchedResultsController(controller.fetchRequest, store: store, sectionBy: controller.sectionKey)
         try Self.fetchNow(fresh)
-        #expect(
-            model == TableViewModel(fresh.snapshot), "the live results differ from a fresh fetch",
-            sourceLocation: sourceLocation)
+        let expected = TableViewModel(fresh.snapshot)
+        if model != TableViewModel(controller.snapshot) || model != expected
+            || controller.sections.map({ [$0.isNil ? [1] : []] + [Array($0.name.utf8)] })
+                != fresh.sections.map({ [$0.isNil ? [1] : []] + [Array($0.name.utf8)] })
+        {
+            failed = true
+            Issue.record(
+                "\(context): the live results differ from a fresh fetch\n  live:  \(model) \(controller.sections.map(\.name))\n  fresh: \(expected) \(fresh.sections.map(\.name))",
+                sourceLocation: sourceLocation)
+        }
         return changes
     }
 
