@@ -121,7 +121,34 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
         if isIdentifier(keyPath) { return "id" }
         if let attribute = attribute(for: keyPath) { return attribute.column }
         if let attribute = try foldedAttribute(for: keyPath) { return ColumnSchema.foldedKeyColumn(of: attribute.column) }
+        if let error = unknownTargetMember(keyPath) { throw error }
         throw FolioError.unknownKeyPath(entity: name, keyPath: String(describing: keyPath))
+    }
+
+    /// The error for a key path through one of the entity's to-ones to a member its target
+    /// does not declare as an attribute (`\Item.source.scratch`): it names the to-one, the
+    /// target entity and the target's attributes, since a member reached through `ToOne`'s
+    /// dynamic member lookup has no name at run time. `nil` when `keyPath` goes through no
+    /// to-one. With `reference` (a predicate's `$0.source`), `keyPath` is the member
+    /// (`\ToOne<Source>.scratch`); without, the to-one is found by the key path's text.
+    func unknownTargetMember(_ keyPath: AnyKeyPath, through reference: AnyKeyPath? = nil) -> FolioError? {
+        let text = String(describing: keyPath)
+        for attribute in attributes {
+            guard let target = attribute.reference else { continue }
+            let base = String(describing: attribute.keyPath as AnyKeyPath)
+            if let reference {
+                guard reference == attribute.keyPath else { continue }
+            } else {
+                guard text.hasPrefix(base + ".") else { continue }
+            }
+            let described = reference == nil ? text : "\(base) → \(text)"
+            let declared = (["id"] + target.targetKeys().map(\.column)).joined(separator: ", ")
+            return FolioError.unknownKeyPath(
+                entity: target.targetName(),
+                keyPath:
+                    "\(described) (through the to-one '\(attribute.column)' of '\(name)', whose target declares: \(declared))")
+        }
+        return nil
     }
 
     /// The attribute whose folded text `keyPath` names (`\Root.title.folded`), if any.

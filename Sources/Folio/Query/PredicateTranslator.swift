@@ -188,6 +188,18 @@ extension PredicateExpressions.KeyPath: FolioTranslatableExpression {
         {
             return term
         }
+        // `$0.source.scratch`, `$0.source.scratch.folded`: no attribute of the target.
+        let expression = root as? any FolioKeyPathExpression
+        if let reference = expression?.attributeKeyPath,
+            let error = t.entity.unknownTargetMember(keyPath, through: reference)
+        {
+            throw error
+        }
+        if isFolded, let path = expression?.memberPath,
+            let error = t.entity.unknownTargetMember(path.member, through: path.reference)
+        {
+            throw error
+        }
         throw FolioError.unsupportedPredicate(
             expression: "KeyPath \(keyPath)",
             reason:
