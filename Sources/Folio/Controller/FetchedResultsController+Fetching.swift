@@ -23,7 +23,7 @@ extension FetchedResultsController {
     /// `Store.readWithCurrentKeys`); abandons it (unsubscribing its tracker) if the read fails.
     private func read(_ load: ResultsLoad) throws -> ResultsLoad.Loaded {
         do {
-            return try store.readWithCurrentKeys(load.table) { db in try load.read(db) }
+            return try store.readWithCurrentKeys(load.tables) { db in try load.read(db) }
         } catch {
             load.abandon()
             throw error
@@ -39,7 +39,7 @@ extension FetchedResultsController {
         let load = try makeLoad(fetchRequest)
         let loaded: ResultsLoad.Loaded
         do {
-            loaded = try await store.readWithCurrentKeys(load.table) { db in try load.read(db) }
+            loaded = try await store.readWithCurrentKeys(load.tables) { db in try load.read(db) }
         } catch {
             load.abandon()
             throw error

@@ -67,7 +67,7 @@ extension Store {
             let count = request.estimatedResultCount == nil ? SQLBuilder.count(query) : nil
             let batched = request.batchSize > 0
             let diagnostics = self.diagnostics
-            try await fixUpIfStale(query.table)
+            try await fixUpIfStale(query.tables)
             let payload: BackgroundPayload<R> = try await read { db in
                 Self.interruptWhenCancelled(db)
                 defer { sqlite3_progress_handler(db.sqliteConnection, 0, nil, nil) }

@@ -199,6 +199,12 @@ struct CompiledQuery: Sendable {
 
     var isWindowed: Bool { limit != nil || (offset ?? 0) > 0 }
 
+    /// Every table the query reads: its own, then those it reads through to-ones.
+    var tables: [String] {
+        var seen: Set<String> = [table]
+        return [table] + related.map(\.table).filter { seen.insert($0).inserted }
+    }
+
     /// The search's full-text query when results are ranked by it.
     var rankingQuery: String? { search.flatMap { $0.ranked ? $0.query : nil } }
 

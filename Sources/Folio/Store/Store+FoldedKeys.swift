@@ -51,22 +51,24 @@ extension Store {
         }
     }
 
-    /// Runs `body` in a read transaction in which no row of `table` has a stale folded key:
+    /// Runs `body` in a read transaction in which no row of `tables` has a stale folded key:
     /// when one has (another process wrote), the keys are fixed up first — a write, an
     /// ordinary commit that live controllers follow — and the read runs again. For tables
     /// without folded attributes, a plain read.
-    func readWithCurrentKeys<T>(_ table: String, _ body: (Database) throws -> T) throws -> T {
-        guard let schema = foldedSchemas[table] else { return try readSync(body) }
+    func readWithCurrentKeys<T>(_ tables: [String], _ body: (Database) throws -> T) throws -> T {
+        let schemas = tables.compactMap { foldedSchemas[$0] }
+        guard !schemas.isEmpty else { return try readSync(body) }
         for attempt in 0..<3 {
             var stale = false
             let result: T?
             do {
                 result = try readSync { db -> T? in
-                    stale = try needsFixUp(schema, db)
+                    stale = try schemas.contains { try needsFixUp($0, db) }
                     return stale ? nil : try body(db)
                 }
-            } catch let error where attempt < 2 && Self.isDamagedSearchIndex(error, schema) {
-                try rebuildSearchIndex(schema)
+            } catch let error where attempt < 2 {
+                guard let damaged = schemas.first(where: { Self.isDamagedSearchIndex(error, $0) }) else { throw error }
+                try rebuildSearchIndex(damaged)
                 continue
             }
             if !stale, let result { return result }
@@ -77,17 +79,21 @@ extension Store {
     }
 
     /// `readWithCurrentKeys(_:_:)` without blocking the caller's thread.
-    func readWithCurrentKeys<T: Sendable>(_ table: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        guard let schema = foldedSchemas[table] else { return try await read(body) }
+    func readWithCurrentKeys<T: Sendable>(_ tables: [String], _ body: @escaping @Sendable (Database) throws -> T) async throws
+        -> T
+    {
+        let schemas = tables.compactMap { foldedSchemas[$0] }
+        guard !schemas.isEmpty else { return try await read(body) }
         for attempt in 0..<3 {
             let result: (stale: Bool, value: T?)
             do {
                 result = try await read { db in
-                    if try self.needsFixUp(schema, db) { return (true, nil) }
+                    if try schemas.contains(where: { try self.needsFixUp($0, db) }) { return (true, nil) }
                     return (false, try body(db))
                 }
-            } catch let error where attempt < 2 && Self.isDamagedSearchIndex(error, schema) {
-                try rebuildSearchIndex(schema)
+            } catch let error where attempt < 2 {
+                guard let damaged = schemas.first(where: { Self.isDamagedSearchIndex(error, $0) }) else { throw error }
+                try rebuildSearchIndex(damaged)
                 continue
             }
             if !result.stale, let value = result.value { return value }
@@ -110,11 +116,12 @@ extension Store {
         try guardedWrite { db in try FoldedKeys.rebuildSearchIndex(schema, db) }
     }
 
-    /// Fixes the folded keys of `table` up when rows are noted stale (before a read that
+    /// Fixes the folded keys of `tables` up when rows are noted stale (before a read that
     /// reports progress as it goes, and so cannot run twice).
-    func fixUpIfStale(_ table: String) async throws {
-        guard let schema = foldedSchemas[table] else { return }
-        if try await read({ db in try self.needsFixUp(schema, db) }) { try await fixUpStaleKeys() }
+    func fixUpIfStale(_ tables: [String]) async throws {
+        let schemas = tables.compactMap { foldedSchemas[$0] }
+        guard !schemas.isEmpty else { return }
+        if try await read({ db in try schemas.contains { try self.needsFixUp($0, db) } }) { try await fixUpStaleKeys() }
     }
 
     private func fixUpStaleKeys() throws {

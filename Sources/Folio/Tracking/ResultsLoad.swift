@@ -50,8 +50,8 @@ struct ResultsLoad: Sendable {
         self.live = tracking ? LiveResults(query: query, section: section, store: store) : nil
     }
 
-    /// The table the load reads.
-    var table: String { updater.table }
+    /// The tables the load reads: the list's, and those it reads through to-ones.
+    var tables: [String] { updater.tokenTables }
 
     /// Whether later commits should rewrite the cache (windowed results are not cached live).
     var cachesLive: Bool { cacheURL != nil && !updater.query.isWindowed }

@@ -319,10 +319,7 @@ struct ThroughToOneTests {
     /// Another connection renames an album (its folded key left stale, noted by the
     /// trigger): a fetch of photos through the album's folded name must see the new name,
     /// as a fetch of albums does (the store fixes stale keys before it reads them).
-    @Test(
-        .disabled(
-            "Bug: Store.fetch/count/fetchIdentifiers, performFetch and background fetches fix stale folded keys of the request's own table only (readWithCurrentKeys(query.table)), not of the tables it reads through to-ones (query.related): another connection's rename of an album leaves photo fetches by $0.album.name.folded reading the old key until the next Folio write or synchronize(). The fix belongs in Store+FoldedKeys (Store room, another engineer's area): check and fix the keys of [query.table] + query.related tables."
-        ))
+    @Test
     func aFetchThroughAToOneSeesTheTargetsFoldedKeysCurrent() throws {
         let (store, world) = try Self.world()
         let zoo = try #require(world.albums.values.first { $0.name == "Zoo" }?.id)
@@ -395,7 +392,14 @@ struct ThroughToOneTests {
         try store.synchronize()
         try await live.settle()
         try await filtered.settle()
-        #expect(filtered.controller.fetchedObjects?.count == world.photos.count - 4 + 2)
+        // The album delete nullified the photos of the albums that existed (the fixture's
+        // rule); photos that pointed to missing albums kept their references, and match now.
+        let matching = try readNow(store) { db in
+            try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM photo JOIN album ON album.id = photo.album WHERE album.hidden = 0")
+        }
+        #expect(filtered.controller.fetchedObjects?.count == matching)
+        #expect(matching == 2)
         // A rolled-back savepoint changes nothing; the rest of its transaction does.
         try writeSync(store) { tx in
             try tx.database.execute(sql: "SAVEPOINT s; UPDATE album SET hidden = 1; ROLLBACK TO s; RELEASE s")
