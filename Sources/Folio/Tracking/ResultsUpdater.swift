@@ -28,18 +28,20 @@ struct ResultsUpdater: Sendable {
         self.section = section
         self.order = RowOrder(query: query, section: section)
         self.diagnostics = diagnostics
+        let related = RelatedTable.distinct(query.related + (section?.related.map { [$0] } ?? []))
+        self.relatedTables = related
+        var seen: Set<String> = [query.table]
+        self.tokenTables = [query.table] + related.map(\.table).filter { seen.insert($0).inserted }
     }
 
     var table: String { query.table }
 
     /// The tables the results read through to-ones: the predicate's, the order's, the section's.
-    var relatedTables: [RelatedTable] { RelatedTable.distinct(query.related + (section?.related.map { [$0] } ?? [])) }
+    let relatedTables: [RelatedTable]
 
-    /// The tables whose change tokens make the results' token: the list's and the related ones.
-    var tokenTables: [String] {
-        var seen: Set<String> = []
-        return ([table] + relatedTables.map(\.table)).filter { seen.insert($0).inserted }
-    }
+    /// The tables whose change tokens make the results' token: the list's and the related
+    /// ones (worked out once: every commit reads them).
+    let tokenTables: [String]
 
     /// The list's rows that point to rows a commit changed in related tables: through each
     /// reference column's index, O(affected rows · log n), whatever the size of the list.
