@@ -111,9 +111,30 @@ struct CompoundIndexDeclarationTests {
         }
     }
 
+    @Test func twoIndexesOfOneNameAreRefused() {
+        let error = folioError { try Store(path: directory.path("clash.sqlite"), records: [ClashingIndexes.self]) }
+        guard case .nameClash("folio_clash_a_b_index", let first, let second)? = error else {
+            Issue.record("expected nameClash, got \(String(describing: error))")
+            return
+        }
+        #expect(first == "the index (a_b) of 'clash'")
+        #expect(second == "the index (a, b) of 'clash'")
+    }
+
     @Test func theSchemaLeavesARefusedIndexOut() {
         // (The store throws at open; the schema alone, a property, leaves the index out.)
         #expect(ListItem<KeyTwice>.entity.schema.indexes.isEmpty)
         #expect(ListItem<KeyTwice>.entity.versionHash == ListItem<NoIndexes>.entity.versionHash)
     }
+}
+
+/// Two compound indexes whose names would be one: `(a_b)` and `(a, b)`.
+struct ClashingIndexes: PersistentRecord {
+    var id: RecordID?
+    var a = 0
+    var b = 0
+    var a_b = 0
+    static let entity = EntityDescription<ClashingIndexes>(
+        "clash", [AttributeDescription(\.a), AttributeDescription(\.b), AttributeDescription(\.a_b)],
+        indexes: [IndexDescription([\.a_b]), IndexDescription([\.a, \.b])])
 }
