@@ -87,6 +87,7 @@ final class Bench {
         if options.wants("memory") { try fetchMemory() }
         if options.wants("firstBatch") { try firstBatch() }
         if options.wants("firstScreen") { try firstScreen() }
+        if options.wants("compoundIndex") { try compoundIndex() }
         if options.wants("randomAccess") { try randomAccess() }
         if options.wants("scroll") { try scrollAndFetchAll() }
         if options.wants("naiveChange") { try naiveChange() }

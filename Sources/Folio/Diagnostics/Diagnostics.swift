@@ -6,8 +6,21 @@ import Logging
 /// `-com.apple.CoreData.SQLDebug`.
 ///
 /// Switch the SQL log on without code with the environment variable `FOLIO_SQL_DEBUG=1`
-/// (statements to standard error; `2` adds bound values), or with ``logSQL(expanded:_:)`` /
-/// ``logSQL(to:expanded:)``.
+/// (statements to standard error; `2` adds bound values; `3` adds the query plan of each
+/// fetch's identifier query), or with ``logSQL(expanded:queryPlans:_:)`` /
+/// ``logSQL(to:expanded:queryPlans:)``.
+///
+/// With `queryPlans`, the log shows after each identifier query (the one a fetch or
+/// `performFetch()` runs to read a list) SQLite's plan for it, one line, and says when the
+/// plan reads every row:
+///
+/// ```
+/// SELECT "id" FROM "article" WHERE ("isRead" = ?) ORDER BY "published" DESC, "id" DESC
+/// QUERY PLAN: SEARCH article USING COVERING INDEX folio_article_isRead_published_desc_index (isRead=?)
+/// ```
+///
+/// Reading the plan costs one more statement per identifier query, so it is off unless
+/// asked for; `Store.explain(_:)` reads one request's plan on demand.
 public final class Diagnostics: Sendable {
     /// Counters since the store opened or since ``resetCounters()``.
     public struct Counters: Sendable, Equatable, CustomStringConvertible {
@@ -32,6 +45,7 @@ public final class Diagnostics: Sendable {
         var counters = Counters()
         var sink: (@Sendable (String) -> Void)?
         var expanded = false
+        var queryPlans = false
     }
 
     private let state: Locked<State>
@@ -42,6 +56,7 @@ public final class Diagnostics: Sendable {
         if level > 0 {
             initial.sink = { line in FileHandle.standardError.write(Data("FOLIO SQL: \(line)\n".utf8)) }
             initial.expanded = level > 1
+            initial.queryPlans = level > 2
         }
         state = Locked(initial)
     }
@@ -55,16 +70,32 @@ public final class Diagnostics: Sendable {
     /// Sends each SQL statement to `sink` (nil switches the log off).
     /// - Parameters:
     ///   - expanded: include bound values in the text.
+    ///   - queryPlans: after each identifier query, send its plan too (`QUERY PLAN: …`,
+    ///     ending with `(reads every row)` when it does), at the cost of one more statement.
     ///   - sink: called with each statement's text, on the thread that runs it.
-    public func logSQL(expanded: Bool = false, _ sink: (@Sendable (String) -> Void)?) {
+    /// - Complexity: O(1).
+    public func logSQL(expanded: Bool = false, queryPlans: Bool = false, _ sink: (@Sendable (String) -> Void)?) {
         state.withLock {
-            $0.sink = sink; $0.expanded = expanded
+            $0.sink = sink; $0.expanded = expanded; $0.queryPlans = queryPlans
         }
     }
 
     /// Sends each SQL statement to a swift-log `Logger` at debug level.
-    public func logSQL(to logger: Logger, expanded: Bool = false) {
-        logSQL(expanded: expanded) { line in logger.debug("\(line)") }
+    /// - Parameters:
+    ///   - logger: the logger.
+    ///   - expanded: include bound values in the text.
+    ///   - queryPlans: after each identifier query, send its plan too.
+    /// - Complexity: O(1).
+    public func logSQL(to logger: Logger, expanded: Bool = false, queryPlans: Bool = false) {
+        logSQL(expanded: expanded, queryPlans: queryPlans) { line in logger.debug("\(line)") }
+    }
+
+    /// Whether the log wants the plans of identifier queries (a sink is set and asked for them).
+    var logsQueryPlans: Bool { state.withLock { $0.sink != nil && $0.queryPlans } }
+
+    /// Sends a line that is no statement (a query plan) to the log, if it is on.
+    func note(_ line: String) {
+        if let sink = state.withLock({ $0.sink }) { sink(line) }
     }
 
     func statement(_ event: Database.TraceEvent) {

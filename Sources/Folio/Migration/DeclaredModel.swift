@@ -73,7 +73,7 @@ struct DeclaredModel: Sendable {
         discarding = Set(model.discarding)
         var entities: [String: DeclaredEntity] = [:]
         for type in model.records {
-            let entity = Self.declared(type)
+            let entity = try Self.declared(type)
             try Self.validate(entity.schema)
             if entities.keys.contains(where: { $0.lowercased() == entity.name.lowercased() }) {
                 throw FolioError.invalidSchema(entity: entity.name, reason: "two record types use the table name")
@@ -100,7 +100,11 @@ struct DeclaredModel: Sendable {
         steps = model.steps
     }
 
-    private static func declared<R: PersistentRecord>(_ type: R.Type) -> DeclaredEntity { DeclaredEntity(type) }
+    private static func declared<R: PersistentRecord>(_ type: R.Type) throws -> DeclaredEntity {
+        // The compound indexes' errors, which the schema leaves out, are thrown here.
+        _ = try R.entity.checkedIndexes()
+        return DeclaredEntity(type)
+    }
 
     private static func validate(_ schema: EntitySchema) throws {
         try SQLBuilder.validateIdentifier(schema.name, entity: schema.name)
@@ -145,6 +149,9 @@ struct DeclaredModel: Sendable {
                         "the index of the folded keys of '\(entity).\($0)'"
                     } ?? "the index of '\(entity).\(column.name)'"
                 try claim(SQLBuilder.indexName(entity, column.name), what, in: &tables)
+            }
+            for index in schema.indexes {
+                try claim(SQLBuilder.indexName(entity, index), "the index (\(index.readable)) of '\(entity)'", in: &tables)
             }
             let searchable = !schema.searchableKeyColumns.isEmpty
             if searchable {

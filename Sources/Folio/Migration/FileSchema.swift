@@ -19,6 +19,8 @@ struct FileTable: Sendable {
         var origin: String
         /// The indexed columns; `nil` for an expression.
         var columns: [String?]
+        /// Whether each indexed column is in descending order.
+        var descending: [Bool] = []
     }
 
     var name: String
@@ -72,8 +74,11 @@ struct FileTable: Sendable {
         var indexes: [Index] = []
         for row in try Row.fetchAll(db, sql: SQLBuilder.indexList, arguments: [name]) {
             let indexName: String = row[0]
-            let indexColumns = try Row.fetchAll(db, sql: SQLBuilder.indexColumns, arguments: [indexName]).map { $0[0] as String? }
-            indexes.append(Index(name: indexName, isUnique: (row[1] as Int) != 0, origin: row[2], columns: indexColumns))
+            let keys = try Row.fetchAll(db, sql: SQLBuilder.indexKeys, arguments: [indexName])
+            indexes.append(
+                Index(
+                    name: indexName, isUnique: (row[1] as Int) != 0, origin: row[2], columns: keys.map { $0[0] as String? },
+                    descending: keys.map { ($0[1] as Int) != 0 }))
         }
         return FileTable(
             name: name, columns: columns, hasRowIDColumn: hasRowIDColumn, hasOtherIDColumn: hasOtherIDColumn,

@@ -45,10 +45,24 @@ struct MigrationPlan: Sendable {
         var indexesDiffer: Bool {
             let wanted = Set(entity.schema.storedColumns.filter(\.isIndexed).map { "\($0.name.lowercased()):\($0.isUnique)" })
             let found = Set(
-                file.indexes.filter { isFolioIndex($0.name) }.map { index in
+                file.indexes.filter { isFolioIndex($0.name) && !isCompoundIndex($0.name) }.map { index in
                     "\(index.columns.first.flatMap { $0 }.map { renamed($0).lowercased() } ?? ""):\(index.isUnique)"
                 })
-            return wanted != found
+            let wantedCompound = Set(entity.schema.indexes.map { $0.canonicalText.lowercased() })
+            let foundCompound = Set(
+                file.indexes.filter { isCompoundIndex($0.name) }.map { index in
+                    let columns = zip(index.columns, index.descending).map { column, descending in
+                        IndexSchema.Column(name: renamed(column ?? "?"), isDescending: descending)
+                    }
+                    return IndexSchema(columns: columns).canonicalText.lowercased() + (index.isUnique ? ":u" : "")
+                })
+            return wanted != found || wantedCompound != foundCompound
+        }
+
+        /// Whether an index of the table is a compound index Folio made
+        /// (`folio_<table>_…_index`, for the table's current or old name).
+        func isCompoundIndex(_ name: String) -> Bool {
+            SQLBuilder.isCompoundIndexName(name, table: entity.name) || SQLBuilder.isCompoundIndexName(name, table: file.name)
         }
 
         /// The declared name of a file column (after renames).
@@ -57,8 +71,10 @@ struct MigrationPlan: Sendable {
         }
 
         /// Whether an index of the table is one Folio made: `<table>_<column>_index` for the
-        /// table's current or old name and any column it has, had or declares.
+        /// table's current or old name and any column it has, had or declares, or a compound
+        /// index (``isCompoundIndex(_:)``).
         func isFolioIndex(_ name: String) -> Bool {
+            if isCompoundIndex(name) { return true }
             var columns = Set(file.columns.map(\.name) + entity.schema.storedColumns.map(\.name))
             for column in current?.columns ?? [] { columns.insert(column.name) }
             for rename in columnRenames { columns.insert(rename.to) }

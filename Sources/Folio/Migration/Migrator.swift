@@ -248,17 +248,31 @@ enum Migrator {
 
     /// Makes Folio's indexes on a table exactly the declared ones: drops those that are no
     /// longer declared (or changed uniqueness, or index a renamed table's old name), and
-    /// creates the missing ones — a unique one only when no value appears twice.
+    /// creates the missing ones — a unique one only when no value appears twice. Compound
+    /// indexes likewise: kept when their columns and orders are the declared ones.
     private static func reconcileIndexes(_ table: MigrationPlan.TableMigration, _ db: Database) throws {
         let name = table.entity.name
         var wanted: [String: ColumnSchema] = [:]
         for column in table.entity.schema.storedColumns where column.isIndexed {
             wanted[SQLBuilder.indexName(name, column.name)] = column
         }
+        var compound: [String: IndexSchema] = [:]
+        for index in table.entity.schema.indexes { compound[SQLBuilder.indexName(name, index)] = index }
         var kept: Set<String> = []
         for row in try Row.fetchAll(db, sql: SQLBuilder.indexList, arguments: [name]) {
             let index: String = row[0]
             guard (row[2] as String) == "c", table.isFolioIndex(index) else { continue }
+            if table.isCompoundIndex(index) {
+                let keys = try Row.fetchAll(db, sql: SQLBuilder.indexKeys, arguments: [index]).map {
+                    IndexSchema.Column(name: ($0[0] as String?) ?? "", isDescending: ($0[1] as Int) != 0)
+                }
+                if let declared = compound[index], (row[1] as Int) == 0, IndexSchema(columns: keys) == declared {
+                    kept.insert(index)
+                } else {
+                    try db.execute(sql: SQLBuilder.dropIndex(index))
+                }
+                continue
+            }
             let columns = try String.fetchAll(db, sql: SQLBuilder.indexColumns, arguments: [index])
             if let column = wanted[index], column.isUnique == ((row[1] as Int) != 0),
                 columns.map({ $0.lowercased() }) == column.indexedColumns.map({ $0.lowercased() })
@@ -280,6 +294,9 @@ enum Migrator {
                 }
             }
             try db.execute(sql: SQLBuilder.createIndex(table: name, column: column))
+        }
+        for (index, schema) in compound.sorted(by: { $0.key < $1.key }) where !kept.contains(index) {
+            try db.execute(sql: SQLBuilder.createIndex(table: name, schema))
         }
     }
 

@@ -18,6 +18,8 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
     /// The relationships: to-ones (their reference columns follow the attributes, in
     /// ``attributes``) and inverse to-manys (with their delete rules).
     public let relationships: [RelationshipDescription<Root>]
+    /// The compound indexes, over several keys in order (see ``IndexDescription``).
+    public let indexes: [IndexDescription<Root>]
 
     /// Declares an entity.
     ///
@@ -28,20 +30,29 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
     ///     attributes, with an index) and the inverse to-manys with their delete rules
     ///     (see <doc:Relationships>).
     ///   - renamedFrom: the table's name in older model versions, if it had another.
-    /// - Complexity: O(attributes + relationships).
+    ///   - indexes: the compound indexes, each over several keys in order (see
+    ///     ``IndexDescription``); the store refuses an index without keys, with a key twice,
+    ///     declared twice, or naming what is no key of the entity.
+    /// - Complexity: O(attributes + relationships + indexes).
     public init(
         _ name: String, _ attributes: [AttributeDescription<Root>],
-        relationships: [RelationshipDescription<Root>] = [], renamedFrom: String? = nil
+        relationships: [RelationshipDescription<Root>] = [], indexes: [IndexDescription<Root>] = [],
+        renamedFrom: String? = nil
     ) {
         self.name = name
         self.attributes = attributes + relationships.compactMap(\.referenceAttribute)
         self.relationships = relationships
+        self.indexes = indexes
         self.renamedFrom = renamedFrom
     }
 
-    /// The schema, as the store checks it.
+    /// The schema, as the store checks it. A compound index the store would refuse (see
+    /// ``init(_:_:relationships:indexes:renamedFrom:)``) is left out.
+    /// - Complexity: O(attributes + index keys × attributes).
     public var schema: EntitySchema {
-        EntitySchema(name: name, columns: attributes.map(\.schema))
+        EntitySchema(
+            name: name, columns: attributes.map(\.schema),
+            indexes: indexes.isEmpty ? [] : (try? checkedIndexes()) ?? [])
     }
 
     /// A stable hash of the schema (FNV-1a, 64 bits, hexadecimal).
@@ -317,6 +328,8 @@ public struct EntitySchema: Sendable, Hashable, Codable {
     public var name: String
     /// The columns, in order (the `id` column is implicit).
     public var columns: [ColumnSchema]
+    /// The compound indexes (``IndexDescription``), in declaration order.
+    public var indexes: [IndexSchema] = []
 
     /// The canonical text the version hash is computed from. The folding flags and a
     /// reference's target are added only when set, so an entity without them keeps the hash
@@ -330,6 +343,7 @@ public struct EntitySchema: Sendable, Hashable, Codable {
             if c.isSearchable { text += ":s" }
             if let target = c.references { text += ":->\(target)" }
         }
+        for index in indexes { text += ";index:\(index.canonicalText)" }
         return text
     }
 
@@ -353,6 +367,30 @@ public struct EntitySchema: Sendable, Hashable, Codable {
     /// A stable hash of the schema: FNV-1a (64 bits, hexadecimal) of a canonical text of
     /// the table name and every column's name, type, optionality and index.
     public var versionHash: String { fnv1a64Hex(canonicalText) }
+}
+
+extension EntitySchema {
+    private enum CodingKeys: String, CodingKey { case name, columns, indexes }
+
+    /// Decodes a table; its indexes are absent from what Folio recorded before them.
+    /// - Complexity: O(columns + index columns).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            name: try container.decode(String.self, forKey: .name),
+            columns: try container.decode([ColumnSchema].self, forKey: .columns),
+            indexes: try container.decodeIfPresent([IndexSchema].self, forKey: .indexes) ?? [])
+    }
+
+    /// Encodes a table; its indexes only when it has some, so that a table without them is
+    /// recorded exactly as before they existed.
+    /// - Complexity: O(columns + index columns).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(columns, forKey: .columns)
+        if !indexes.isEmpty { try container.encode(indexes, forKey: .indexes) }
+    }
 }
 
 /// FNV-1a, 64 bits: stable across processes, unlike `Hasher`.

@@ -49,6 +49,9 @@ extension SQLBuilder {
         ([quote("id")] + q.columns.map(quote)).joined(separator: ", ")
     }
 
+    /// SQLite's plan of a statement (``identifiers(_:section:windowed:)``), with the same bound values.
+    static func explainQueryPlan(_ sql: String) -> String { "EXPLAIN QUERY PLAN \(sql)" }
+
     /// The identifiers in order, optionally with a section value: the scan behind every batched fetch.
     static func identifiers(_ q: CompiledQuery, section: SQLFragment? = nil, windowed: Bool = true) -> SQLFragment {
         let (sourceSQL, sourceArgs) = source(q)

@@ -40,6 +40,7 @@ extension SQLBuilder {
         for c in schema.storedColumns where c.isIndexed {
             statements.append(createIndex(table: schema.name, column: c))
         }
+        for index in schema.indexes { statements.append(createIndex(table: schema.name, index)) }
         return statements
     }
 
@@ -59,6 +60,29 @@ extension SQLBuilder {
         let columns = c.indexedColumns.map(quote).joined(separator: ", ")
         return "CREATE \(c.isUnique ? "UNIQUE " : "")INDEX \(quote(indexName(table, c.name))) ON \(quote(table))(\(columns))"
     }
+
+    /// A compound index (``IndexSchema``), each column `ASC` or `DESC` as declared.
+    static func createIndex(table: String, _ index: IndexSchema) -> String {
+        let columns = index.columns.map { "\(quote($0.name)) \($0.isDescending ? "DESC" : "ASC")" }.joined(separator: ", ")
+        return "CREATE INDEX \(quote(indexName(table, index))) ON \(quote(table))(\(columns))"
+    }
+
+    /// A compound index's name: `folio_<table>_<column>…_index`, `_desc` after each
+    /// descending column (Folio's prefix, which no entity or attribute may use, so it
+    /// differs from every single-column index's `<table>_<column>_index`).
+    static func indexName(_ table: String, _ index: IndexSchema) -> String {
+        let columns = index.columns.map { $0.isDescending ? "\($0.name)_desc" : $0.name }
+        return "folio_\(table)_\(columns.joined(separator: "_"))_index"
+    }
+
+    /// Whether `name` is a compound index Folio names for `table` (`folio_<table>_…_index`).
+    static func isCompoundIndexName(_ name: String, table: String) -> Bool {
+        let lower = name.lowercased()
+        return lower.hasPrefix("folio_\(table.lowercased())_") && lower.hasSuffix("_index")
+    }
+
+    /// The key columns of an index in order, with `1` for a descending one.
+    static let indexKeys = "SELECT name, \"desc\" FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno"
 
     /// The three triggers that renew an entity's change token at every row inserted,
     /// updated or deleted, by any connection or process. SQLite built-ins only

@@ -30,6 +30,10 @@ enum IdentifierScan {
             if let progress, rows % progressInterval == 0 { try progress(rows) }
         }
         if let progress { try progress(rows) }
+        if diagnostics.logsQueryPlans {
+            let plan = try QueryPlan.read(db, fragment)
+            diagnostics.note("QUERY PLAN: \(plan.summary)\(plan.readsEveryRow ? " (reads every row)" : "")")
+        }
         return (builder.finish(), try sections?.finish() ?? [])
     }
 }

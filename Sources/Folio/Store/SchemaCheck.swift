@@ -48,6 +48,39 @@ enum SchemaCheck {
         }
     }
 
+    /// The compound indexes (``IndexSchema``) the file lacks or has otherwise (other columns,
+    /// another order, unique), and Folio's compound indexes it has that are not declared.
+    static func compoundIndexDifferences(_ schema: EntitySchema, indexes: [String: Bool], _ db: Database) throws -> [String] {
+        var differences: [String] = []
+        var declared: Set<String> = []
+        for index in schema.indexes {
+            let name = SQLBuilder.indexName(schema.name, index)
+            declared.insert(name.lowercased())
+            guard let found = indexes.first(where: { $0.key.lowercased() == name.lowercased() }) else {
+                differences.append("missing index '\(name)' on (\(index.readable))")
+                continue
+            }
+            let columns = try Row.fetchAll(db, sql: SQLBuilder.indexKeys, arguments: [found.key]).map {
+                IndexSchema.Column(name: ($0[0] as String?) ?? "<expression>", isDescending: ($0[1] as Int) != 0)
+            }
+            let actual = IndexSchema(columns: columns)
+            let same =
+                actual.columns.count == index.columns.count
+                && zip(actual.columns, index.columns).allSatisfy {
+                    $0.name.lowercased() == $1.name.lowercased() && $0.isDescending == $1.isDescending
+                }
+            if !same || found.value {
+                differences.append(
+                    "index '\(name)' is on (\(actual.readable))\(found.value ? ", unique" : ""), declared on (\(index.readable))")
+            }
+        }
+        for name in indexes.keys.sorted()
+        where SQLBuilder.isCompoundIndexName(name, table: schema.name) && !declared.contains(name.lowercased()) {
+            differences.append("index '\(name)' is not declared")
+        }
+        return differences
+    }
+
     static func differences(_ schema: EntitySchema, _ db: Database) throws -> [String] {
         var differences: [String] = []
         // Keyed by lowercased name (SQLite's column names are case-insensitive); `name` is
@@ -119,6 +152,7 @@ enum SchemaCheck {
                 differences.append("column '\(column.name)' has an index, declared without one")
             }
         }
+        differences += try compoundIndexDifferences(schema, indexes: indexes, db)
         if differences.isEmpty, try db.tableExists(SQLBuilder.metadataTable),
             let stored = try Row.fetchOne(db, sql: SQLBuilder.readMetadata, arguments: [schema.name])
         {

@@ -23,7 +23,8 @@ private struct ClashProbe: PersistentRecord {
         [
             AttributeDescription(\.title),
             AttributeDescription(\.created, indexed: true),
-        ])
+        ],
+        indexes: [IndexDescription([.key(\.title), .key(\.created, order: .reverse)])])
 }
 
 @MainActor
@@ -104,6 +105,10 @@ struct PublicNamesTests {
         for await step in fetch.progressUpdates { last = step }
         #expect(try await fetch.value.count == 2)
         #expect(last?.isFinished == true)
+
+        let plan: QueryPlan = try store.explain(RecordRequest<ClashProbe>(sortBy: [SortDescriptor(\.title)]))
+        let index: IndexSchema = ClashProbe.entity.schema.indexes[0]
+        #expect(!plan.steps.isEmpty && index.columns.count == 2)
 
         let diagnostics: Diagnostics = store.diagnostics
         #expect(diagnostics.counters.identifierScans > 0)
