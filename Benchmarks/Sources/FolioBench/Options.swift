@@ -20,7 +20,7 @@ struct Options {
     static let measurements = [
         "fetches", "memory", "firstBatch", "firstScreen", "randomAccess", "scroll", "changes", "liveControllers",
         "externalCommit",
-        "naiveChange", "reopen", "backgroundFetch", "text", "relationships",
+        "naiveChange", "reopen", "backgroundFetch", "text", "relationships", "reorder",
     ]
 
     func wants(_ measurement: String) -> Bool { only.isEmpty || only.contains(measurement) }

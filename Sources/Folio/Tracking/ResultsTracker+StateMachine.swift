@@ -61,9 +61,9 @@ extension ResultsTracker {
         private var userMove: (move: UserMove, echoes: Set<Int64>)?
         /// The rows a user's move wrote when the controller will rebase on the commit instead.
         private var rebasedEchoes: Set<Int64>?
-        /// The rows each recent delivery told as touched (`nil`: unknown, as for a rescan),
-        /// oldest first: a controller that rebases a user's move past deliveries it has not
-        /// applied yet reports these rows as changed (``current(since:)``).
+        /// The rows each recent delivery reported updated or moved (`nil`: unknown, as for a
+        /// reload), oldest first: a controller that rebases a user's move past deliveries it
+        /// has not applied yet reports these rows as changed (``current(since:)``).
         private var told: [(serial: UInt64, rows: Set<Int64>?)] = []
         /// How many deliveries ``told`` keeps.
         private static let toldDeliveries = 64
@@ -194,7 +194,7 @@ extension ResultsTracker {
                 maxID = newMaxID
                 token = newToken
                 if var rows = untold, rows.count + work.changed.count <= Self.untoldLimit {
-                    rows.formUnion(work.rebasedEchoes.isEmpty ? work.changed : work.changed.subtracting(work.rebasedEchoes))
+                    rows.formUnion(work.changed)
                     untold = rows
                 } else {
                     untold = nil
@@ -203,7 +203,13 @@ extension ResultsTracker {
                 let told = change.isReload ? nil : untold
                 untold = []
                 serial += 1
-                note(told)
+                // What the change set tells a table of the rows that stayed: updated or moved
+                // (a rebased user move's own rows excepted). Inserted and deleted rows a diff finds.
+                note(
+                    change.isReload
+                        ? nil
+                        : Set((change.updatedIdentifiers + change.movedIdentifiers).map(\.rawValue)).subtracting(
+                            work.rebasedEchoes))
                 return Delivery(event: .change(change, state: new, changed: told, token: newToken), serial: serial)
             case .failed(let error):
                 // Nothing of `work` was applied: read everything again at the next commit.
