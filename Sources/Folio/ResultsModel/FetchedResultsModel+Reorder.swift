@@ -9,10 +9,14 @@ extension FetchedResultsModel {
     /// request must be and what is written).
     ///
     /// ```swift
-    /// ForEach(section.items) { item in Row(item) }
-    ///     .onMove { source, destination in
-    ///         try? model.move(fromOffsets: source, toOffset: destination, inSection: section.index)
+    /// ForEach(Array(model.sections.enumerated()), id: \.element.id) { index, section in
+    ///     Section(section.name) {
+    ///         ForEach(section.items) { item in Row(item) }
+    ///             .onMove { source, destination in
+    ///                 try? model.move(fromOffsets: source, toOffset: destination, inSection: index)
+    ///             }
     ///     }
+    /// }
     /// ```
     ///
     /// Several rows move as `Array.move(fromOffsets:toOffset:)` moves them, in one

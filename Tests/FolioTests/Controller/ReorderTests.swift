@@ -253,6 +253,26 @@ struct ReorderTests {
         #expect(model.items.map(\.id) == Array(fresh.snapshot.identifiers))
     }
 
+    /// The article's new row: the last value of its list plus 2²⁰, found by one indexed read.
+    @Test func aNewRowGoesAfterTheLast() async throws {
+        let store = try Self.store(lists: ["Home", "Work"], per: 3)
+        try writeSync(store) { tx in
+            let last = try tx.fetchAll(
+                RecordRequest<Chore>(
+                    predicate: #Predicate { $0.list == "Home" },
+                    sortBy: [SortDescriptor(\.position, order: .reverse)], limit: 1)
+            ).first
+            var chore = Chore(title: "Water the plants", list: "Home", position: (last?.position ?? 0) + (1 << 20))
+            try tx.insert(&chore)
+        }
+        let table = try await ChoreTable(store, sectioned: true)
+        #expect(table.shown[0].count == 4)
+        let lastTitle = table.controller.object(at: IndexPath(item: 3, section: 0))?.title
+        #expect(lastTitle == "Water the plants")
+        // The spacing the article states is Folio's.
+        #expect(OrderKeys.spacing == 1 << 20)
+    }
+
     @Test func aRequestNotOrderedByHandIsRefused() async throws {
         let store = try Self.store()
         let controller = FetchedResultsController(RecordRequest<Chore>(sortBy: [SortDescriptor(\.title)]), store: store)

@@ -66,6 +66,41 @@ struct ReorderWorkloadTests {
     }
 }
 
+/// `NULL` and duplicate positions written by another program: ordered by identifier (`NULL`
+/// first), and spread into distinct values by the next move that needs room there.
+@Suite("Reordering by hand: NULL and duplicate positions")
+@MainActor
+struct ReorderNullPositionTests {
+    @Test func nullAndDuplicatePositionsAreOrderedByIdentifierThenRepaired() async throws {
+        let store = try Store.temporary(records: [Errand.self])
+        try writeSync(store) { tx in
+            for i in 0..<6 {
+                var errand = Errand(title: "e\(i)", list: "a", position: i * 10)
+                try tx.insert(&errand)
+            }
+        }
+        try Shell.sqlite3(
+            store.path!, "UPDATE errand SET position = NULL WHERE id IN (5, 2); UPDATE errand SET position = 7 WHERE id IN (6, 3)"
+        )
+        let screen = try await ErrandScreen(store, mode: .controller)
+        #expect(screen.shown.flatMap { $0 }.map(\.rawValue) == [2, 5, 1, 3, 6, 4])
+        // Between the two NULLs: no room there, so the rows around are spread.
+        #expect(try screen.userMove(from: IndexPath(item: 5, section: 0), to: IndexPath(item: 1, section: 0)))
+        try await screen.settle(onlyMoves: true, context: "NULL")
+        let positions = try readNow(store) { db in try Int64?.fetchAll(db, sql: "SELECT position FROM errand ORDER BY id") }
+        #expect(!positions.contains(nil), "\(positions)")
+        #expect(screen.shown.flatMap { $0 }.map(\.rawValue) == [2, 4, 5, 1, 3, 6])
+        // Between the duplicates (3 and 6, both 7): no room there either.
+        #expect(try screen.userMove(from: IndexPath(item: 0, section: 0), to: IndexPath(item: 4, section: 0)))
+        try await screen.settle(onlyMoves: true, context: "duplicates")
+        let shown = screen.shown.flatMap { $0 }.map(\.rawValue)
+        let ordered = try readNow(store) { db in try Int64.fetchAll(db, sql: "SELECT id FROM errand ORDER BY position, id") }
+        #expect(shown == ordered)
+        let distinct = try readNow(store) { db in try Int.fetchOne(db, sql: "SELECT count(DISTINCT position) FROM errand") }
+        #expect(distinct == 6)
+    }
+}
+
 /// What a seed does, step by step.
 @MainActor
 struct ReorderWorkload {
