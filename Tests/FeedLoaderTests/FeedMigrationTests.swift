@@ -6,8 +6,8 @@ import Testing
 
 /// FeedLoader's model evolves: a `feeds.sqlite` written by FeedLoader at f4075a8 (frozen
 /// in Fixtures/, with rows the `sqlite3` shell wrote) opens, is migrated to model version
-/// 4 (`starred`, then `title` and `source` searchable, then `guid` and `undated`, then
-/// sources), and
+/// 5 (`starred`, then `title` and `source` searchable, then `guid` and `undated`, then
+/// sources, then the starred order), and
 /// keeps every item, its identifier and the AUTOINCREMENT counter; its items are found by
 /// the `/` filter's search.
 @Suite("FeedLoader's migration")
@@ -40,7 +40,7 @@ struct FeedMigrationTests {
         #expect(before.count == 119)
 
         let store = try Feed.openStore(at: path)
-        #expect(store.modelVersion == 4)
+        #expect(store.modelVersion == 5)
         let items = try store.fetch(RecordRequest<Feed>(sortBy: [SortDescriptor(\.id)])).map { $0! }
         let ids: [Int64] = items.map { $0.id!.rawValue }
         let expected: [Int64] = (1...121).filter { $0 != 5 && $0 != 120 }
@@ -78,12 +78,47 @@ struct FeedMigrationTests {
         let queue = try DatabaseQueue(path: path)
         #expect(
             try queue.read { db in try Int.fetchOne(db, sql: "SELECT value FROM folio_metadata WHERE key = 'model_version'") }
-                == 4)
+                == 5)
         try queue.close()
 
         // Opened again: nothing to migrate.
         let again = try Feed.openStore(at: path)
         #expect(try again.count(RecordRequest<Feed>()) == 119)
+    }
+
+    /// Version 5: a version-3 file whose reader starred items keeps every item, and the
+    /// starred ones take places newest first, 2²⁰ apart (the others 0); a new star goes last.
+    @Test func version5OrdersTheStarredItemsAndKeepsEveryItem() throws {
+        let (directory, path) = try FeedSourceTests.copyVersion3()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let queue = try DatabaseQueue(path: path)
+        let count = try queue.write { db in
+            try db.execute(sql: "UPDATE feed SET starred = 1 WHERE id % 5 = 0")
+            return try Int.fetchOne(db, sql: "SELECT count(*) FROM feed WHERE starred = 1") ?? 0
+        }
+        try queue.close()
+        #expect(count >= 8)
+        let before = try Self.rows(path, Self.itemColumns + " || '|' || starred || '|' || undated")
+
+        let store = try Feed.openStore(at: path)
+        #expect(store.modelVersion == 5)
+        let starred = try store.fetch(
+            RecordRequest<Feed>.feedList(filter: "", newestFirst: true, batchSize: 0, grouping: .starred)
+        )
+        .map { $0! }
+        #expect(starred.count == count)
+        #expect(starred.map(\.starOrder) == (1...count).map { $0 * Feed.starOrderSpacing })
+        #expect(starred.map(\.published) == starred.map(\.published).sorted(by: >), "newest first")
+        #expect(
+            try store.count(RecordRequest<Feed>(predicate: #Predicate { $0.starred == false && $0.starOrder == 0 })) == before
+                .count - count)
+        // A new star goes after the last.
+        try store.write { tx in
+            let next = try Feed.nextStarOrder(tx)
+            #expect(next == (count + 1) * Feed.starOrderSpacing)
+        }
+        try store.close()
+        #expect(try Self.rows(path, Self.itemColumns + " || '|' || starred || '|' || undated") == before, "every item, as it was")
     }
 
     @Test func aStarSurvivesReimportsAndUpdates() throws {
@@ -114,11 +149,11 @@ struct FeedMigrationTests {
         // FeedLoader before version 1 declared no model (version 0): it would not know
         // `starred`, so it is refused, and the file stays as it is.
         let error = #expect(throws: FolioError.self) { try Store(path: path, records: Feed.recordTypes) }
-        #expect(error == .newerModelVersion(path: path, version: 4, declared: 0))
+        #expect(error == .newerModelVersion(path: path, version: 5, declared: 0))
         // Nor is FeedLoader's version 1, which has no search.
         let older = #expect(throws: FolioError.self) {
             try Store(path: path, model: StoreModel(version: 1, records: Feed.recordTypes))
         }
-        #expect(older == .newerModelVersion(path: path, version: 4, declared: 1))
+        #expect(older == .newerModelVersion(path: path, version: 5, declared: 1))
     }
 }

@@ -20,8 +20,10 @@ extension TerminalAppTests {
         #expect(count > 1, "\(sourceName) has several items")
 
         try app.press("m")
-        let muted = try await app.waitFor("rows \(420 - count)")
-        #expect(muted.contains("Muted \(sourceName)"))
+        // The list's change set and the action's message come as two events, in either order.
+        let muted = try await app.waitFor("rows \(420 - count) and the message") {
+            $0.contains("rows \(420 - count)") && $0.contains("Muted \(sourceName)")
+        }
         #expect(muted.contains("1 muted"))
         #expect(!listRows(muted).contains { $0.hasSuffix(sourceName) }, "no row of \(sourceName) is left on screen")
         let stored = try await store.fetch(RecordRequest<Source>(predicate: #Predicate { $0.muted == true })).compactMap { $0 }

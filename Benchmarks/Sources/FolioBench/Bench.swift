@@ -98,6 +98,7 @@ final class Bench {
         if options.wants("backgroundFetch") { try await backgroundFetch() }
         if options.wants("text") { try await text() }
         if options.wants("relationships") { try await relationships() }
+        if options.wants("reorder") { try await reorder() }
         let unmeasured = Targets.all.filter { target in !report.results.contains { $0.designRow == target.what } }
         if !unmeasured.isEmpty {
             report.notes.append(

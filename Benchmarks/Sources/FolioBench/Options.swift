@@ -20,7 +20,7 @@ struct Options {
     static let measurements = [
         "fetches", "memory", "firstBatch", "firstScreen", "randomAccess", "scroll", "changes", "liveControllers",
         "externalCommit",
-        "naiveChange", "reopen", "backgroundFetch", "text", "relationships", "compoundIndex",
+        "naiveChange", "reopen", "backgroundFetch", "text", "relationships", "compoundIndex", "reorder",
     ]
 
     func wants(_ measurement: String) -> Bool { only.isEmpty || only.contains(measurement) }

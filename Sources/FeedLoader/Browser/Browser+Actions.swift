@@ -21,7 +21,8 @@ extension Browser {
     }
 
     /// Stars the selected item, or takes its star away: one `UPDATE` of its row (found by
-    /// its unique url), which the live controller reports as an update of that row.
+    /// its unique url), which the live controller reports as an update of that row. A new
+    /// star goes to the end of the starred order.
     func toggleStarOfSelected() {
         guard let cursor, let feed = record(at: cursor) else { return }
         let url = feed.url, starred = !feed.starred
@@ -31,7 +32,9 @@ extension Browser {
         Task.detached {
             do {
                 try await store.write { tx in
-                    try tx.updateAll(Feed.self, where: #Predicate { $0.url == url }, set: [.set(\.starred, to: starred)])
+                    var changes: [Assignment<Feed>] = [.set(\.starred, to: starred)]
+                    if starred { changes.append(.set(\.starOrder, to: try Feed.nextStarOrder(tx))) }
+                    try tx.updateAll(Feed.self, where: #Predicate { $0.url == url }, set: changes)
                 }
                 post.yield(.message("\(starred ? "Starred" : "Unstarred") “\(name.truncated(to: 60))”"))
             } catch {

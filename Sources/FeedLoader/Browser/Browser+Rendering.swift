@@ -44,6 +44,7 @@ extension Browser {
     private func titleBar(_ width: Int) -> String {
         var text = " FeedLoader · \(title) · \(newestFirst ? "newest first" : "oldest first")"
         if source.grouping == .source { text += " · by source" }
+        if source.grouping == .starred { text += " · starred, in your order (K J move)" }
         let muted = sources.values.filter(\.muted).count
         if muted > 0 { text += " · \(muted) muted" }
         if !filter.isEmpty { text += " · filter “\(filter)”" }
@@ -69,8 +70,10 @@ extension Browser {
         let keys =
             mode == .detail
             ? " Esc back · j/k previous/next · * star · m mute source · n rename source · d delete · q back"
-            : " ↑↓ jk · / filter · 0-9 day · s sort · t day⇄source · ⏎ open · * star · m mute · M unmute · n rename"
-                + " · d delete · r import · q quit"
+            : source.grouping == .starred
+                ? " ↑↓ jk · K J move the item up, down · v back to the feed · ⏎ open · * unstar · r import · q quit"
+                : " ↑↓ jk · / filter · 0-9 day · s sort · t day⇄source · v starred · ⏎ open · * star · m mute · M unmute · n rename"
+                    + " · d delete · r import · q quit"
         return ANSI.dim + TextLayout.fit(keys, width)
     }
 
@@ -119,7 +122,10 @@ extension Browser {
         let value = model.sections[section]
         let count = value.identifiers.count
         let right = "\(count.formatted()) item\(count == 1 ? "" : "s") "
-        let left = "▌" + (source.grouping == .day ? DayFormat.dayTitle(value.name) : Source.shownName(value.name))
+        let left =
+            "▌"
+            + (source.grouping == .day
+                ? DayFormat.dayTitle(value.name) : source.grouping == .starred ? "★ Starred" : Source.shownName(value.name))
         let space = max(1, width - TextLayout.width(of: left) - TextLayout.width(of: right))
         return ANSI.headerStyle + TextLayout.fit(left + String(repeating: " ", count: space) + right, width)
     }

@@ -10,6 +10,15 @@ extension Browser {
     /// its item.
     func toggleGrouping() {
         let next: FeedListSource.Grouping = source.grouping == .day ? .source : .day
+        regroup(next)
+    }
+
+    /// The starred items in the reader's order (`v`) ⇄ the feed by day.
+    func toggleStarredView() {
+        regroup(source.grouping == .starred ? .day : .starred)
+    }
+
+    private func regroup(_ next: FeedListSource.Grouping) {
         do {
             try source.setGrouping(next, request: listRequest(grouping: next))
         } catch {

@@ -318,6 +318,27 @@ final class Browser {
         top = max(0, min(top, model.lineCount - listHeight))
     }
 
+    /// Moves the selected starred item up (`K`) or down (`J`) one row, as a drag would: the
+    /// row moves on screen, then the controller is told, which writes its `starOrder`.
+    func moveSelectedStarred(by delta: Int) {
+        guard source.grouping == .starred else {
+            show("K and J reorder the starred view (v)")
+            return
+        }
+        guard let cursor else { return }
+        let target = IndexPath(item: cursor.item + delta, section: cursor.section)
+        guard target.item >= 0, target.item < model.sections[cursor.section].identifiers.count else { return }
+        model.applyUserMove(from: cursor, to: target)
+        self.cursor = target
+        keepCursorVisible()
+        do {
+            try source.moveObject(at: cursor, to: target)
+        } catch {
+            // The controller moved the row back (a change set the list applied).
+            show("Cannot move: \(error)")
+        }
+    }
+
     /// Jumps to the first day whose name starts with `prefix` (`2025-06`, `2025-06-1`), or
     /// to the nearest day in the list's order.
     func jump(to prefix: String) {

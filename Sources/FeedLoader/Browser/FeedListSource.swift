@@ -19,12 +19,15 @@ final class FeedListSource: FetchedResultsControllerDelegate {
         case day
         /// By the source's name (A to Z), then by date.
         case source
+        /// The starred items only, in the reader's own order (one section).
+        case starred
 
-        /// The section key of the grouping.
-        var sectionKey: SectionKey<Feed> {
+        /// The section key of the grouping (`nil`: one section).
+        var sectionKey: SectionKey<Feed>? {
             switch self {
             case .day: .day(\.published, timeZone: FeedListSource.timeZone)
             case .source: .attribute(\Feed.source.name)
+            case .starred: nil
             }
         }
     }
@@ -60,6 +63,7 @@ final class FeedListSource: FetchedResultsControllerDelegate {
         switch grouping {
         case .day: controller.sectionIndexTitle = { String($0.prefix(7)) }  // by month: "2025-06"
         case .source: controller.sectionIndexTitle = { String($0.prefix(1)).uppercased() }
+        case .starred: break
         }
         return controller
     }
@@ -112,6 +116,12 @@ final class FeedListSource: FetchedResultsControllerDelegate {
         return controller.indexPath(for: id).flatMap { controller.object(at: $0) }
     }
 
+    /// Tells the controller the reader moved a row (the row model already shows it): Folio
+    /// writes the item's new `starOrder`; the commit is not reported back.
+    func moveObject(at from: IndexPath, to: IndexPath) throws {
+        try controller.moveObject(at: from, to: to)
+    }
+
     /// Changes the request of the live controller; the difference comes to ``onChange``.
     func setRequest(_ request: RecordRequest<Feed>) throws {
         try controller.setRequest(request)
@@ -132,8 +142,14 @@ extension RecordRequest where R == Feed {
         filter: String, newestFirst: Bool, batchSize: Int, grouping: FeedListSource.Grouping = .day
     ) -> RecordRequest<Feed> {
         let byDate = newestFirst ? Feed.newestFirst : Feed.oldestFirst
-        let sort = grouping == .source ? [SortDescriptor(\Feed.source.name)] + byDate : byDate
-        var request = RecordRequest<Feed>(predicate: Feed.notMuted, sortBy: sort, batchSize: batchSize)
+        let sort: [SortDescriptor<Feed>]
+        switch grouping {
+        case .day: sort = byDate
+        case .source: sort = [SortDescriptor(\Feed.source.name)] + byDate
+        case .starred: sort = Feed.starredOrder
+        }
+        let predicate = grouping == .starred ? Feed.starredNotMuted : Feed.notMuted
+        var request = RecordRequest<Feed>(predicate: predicate, sortBy: sort, batchSize: batchSize)
         let text = filter.trimmingCharacters(in: .whitespaces)
         if !text.isEmpty { request.search = TextSearch(text, matchingPrefixes: true) }
         return request
@@ -143,4 +159,6 @@ extension RecordRequest where R == Feed {
 extension Feed {
     /// The items whose source is not muted, and those without a source.
     static let notMuted = #Predicate<Feed> { $0.source.muted != true }
+    /// The starred items whose source is not muted.
+    static let starredNotMuted = #Predicate<Feed> { $0.starred == true && $0.source.muted != true }
 }

@@ -75,6 +75,14 @@ struct RowModel: Equatable {
         return nil
     }
 
+    /// The reader moved a row within its section, as a drag moves it in a table view:
+    /// applied before the controller is told (``FeedListSource/moveObject(at:to:)``).
+    mutating func applyUserMove(from: IndexPath, to: IndexPath) {
+        precondition(from.section == to.section, "a row moves within its section")
+        let id = sections[from.section].identifiers.remove(at: from.item)
+        sections[to.section].identifiers.insert(id, at: to.item)
+    }
+
     /// What applying a change set did, for highlighting.
     struct Applied: Equatable {
         var inserted: [RecordID] = []

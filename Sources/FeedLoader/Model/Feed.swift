@@ -27,6 +27,9 @@ struct Feed: PersistentRecord, Equatable {
     var guid: String?
     var undated = false
     var source = ToOne<Source>()
+    /// The place of a starred item in the reader's own order (model version 5): the starred
+    /// view sorts by it, and its keys move items as a drag would (`moveObject(at:to:)`).
+    var starOrder = 0
 
     static let entity = EntityDescription<Feed>(
         "feed",
@@ -43,6 +46,8 @@ struct Feed: PersistentRecord, Equatable {
             // Model version 3: items stored before it have a web address and a date.
             AttributeDescription(\.guid),
             AttributeDescription(\.undated, defaultValue: false),
+            // Model version 5: 0 for items stored before it; the step orders the starred ones.
+            AttributeDescription(\.starOrder, indexed: true, defaultValue: 0),
         ],
         relationships: [
             // Model version 4: filled by the migration step `Feed.sourcesStep`.
@@ -57,7 +62,7 @@ struct Feed: PersistentRecord, Equatable {
         self.source = source
     }
 
-    /// Copies the item's fields; the identifier, the star and the source stay.
+    /// Copies the item's fields; the identifier, the star (and its place) and the source stay.
     mutating func apply(_ item: FeedItem) {
         title = item.title
         url = item.url
@@ -138,6 +143,8 @@ extension Feed {
     static let newestFirst = [SortDescriptor(\Feed.published, order: .reverse)]
     /// Oldest first.
     static let oldestFirst = [SortDescriptor(\Feed.published, order: .forward)]
+    /// The starred view's order: the reader's own.
+    static let starredOrder = [SortDescriptor(\Feed.starOrder)]
 
     /// The record types of FeedLoader's store: the items, their sources, and the addresses
     /// they were imported from (a database made before ``FeedEndpoint`` existed gains its table).
@@ -152,10 +159,36 @@ extension Feed {
     /// | 2 | `feed.title` and `feed.source` searchable (folded keys and a full-text index) |
     /// | 3 | `feed.guid` (null) and `feed.undated` (false) for the items already stored |
     /// | 4 | `source`, and `feed.source_id`: a source per distinct `feed.source`, each item pointing to its own |
+    /// | 5 | `feed.starOrder` (indexed): the starred items in their order, newest first, 2²⁰ apart; 0 for the others |
     ///
     /// Opening a database of an older version migrates it (one transaction, every item
     /// kept); one of a newer version is refused and left as it is.
-    static let model = StoreModel(version: 4, records: recordTypes, steps: [sourcesStep])
+    static let model = StoreModel(version: 5, records: recordTypes, steps: [sourcesStep, starOrderStep])
+
+    /// The gap between neighbours of the starred order (Folio's own, for lists ordered by hand).
+    static let starOrderSpacing = 1 << 20
+
+    /// The place after the last starred item: one read through `starOrder`'s index.
+    static func nextStarOrder(_ tx: WriteTransaction) throws -> Int {
+        let last = try tx.fetchAll(
+            RecordRequest<Feed>(
+                predicate: #Predicate { $0.starred == true }, sortBy: [SortDescriptor(\.starOrder, order: .reverse)], limit: 1)
+        ).first
+        return (last?.starOrder ?? 0) + starOrderSpacing
+    }
+
+    /// Model version 5: the starred items take places newest first, 2²⁰ apart (`starOrder`
+    /// is 0 for every item before it).
+    static let starOrderStep = MigrationStep("feedloader: the starred items' order") { db in
+        try db.execute(
+            sql: """
+                UPDATE feed SET starOrder = (
+                    SELECT ranked.place FROM (
+                        SELECT id, row_number() OVER (ORDER BY published DESC, id) AS place FROM feed WHERE starred = 1
+                    ) AS ranked WHERE ranked.id = feed.id) * \(starOrderSpacing)
+                WHERE starred = 1
+                """)
+    }
 
     /// Model version 4: one ``Source`` per distinct name the items give (`feed.source`,
     /// even an empty one), with the origin of its first item's web address as `siteURL`,

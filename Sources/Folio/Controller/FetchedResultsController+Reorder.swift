@@ -82,7 +82,7 @@ extension FetchedResultsController {
                 return (written, live?.expectUserMove(move, echoes: written, ifSerial: serial) ?? false)
             }
             inheritedRecords = inheritedRecords.filter { !written.contains($0.key) }
-            if let live, !expected { rebase(on: live) }
+            if let live, !expected { rebase(on: live, written: written) }
         } catch {
             let failure = FolioError.converting(error)
             if let presented {
@@ -96,11 +96,19 @@ extension FetchedResultsController {
     /// Commits reached the tracker that the controller had not shown when the user moved a
     /// row: their change sets were computed without the move. They are replaced by one
     /// change set from what is shown (the move included) to the tracker's results now, and
-    /// skipped when they arrive.
-    private func rebase(on live: LiveResults) {
-        guard let presented, let (current, serial) = live.current, serial > appliedSerial else { return }
+    /// skipped when they arrive. The rows they touched are reported as changed (updated
+    /// where they stayed), the rows the move `written` are not; when which rows they touched
+    /// is unknown (one of them was a reload), the change set is ``ChangeSet/reload``.
+    private func rebase(on live: LiveResults, written: Set<Int64>) {
+        guard let presented, let (current, serial, touched) = live.current(since: appliedSerial), serial > appliedSerial
+        else { return }
         appliedSerial = serial
-        deliver(ChangeSetBuilder.diff(old: presented, new: current, changed: nil), newState: current, changed: nil)
+        if let touched {
+            let change = ChangeSetBuilder.diff(old: presented, new: current, changed: touched)
+            deliver(change, newState: current, changed: touched.union(written))
+        } else {
+            deliver(.reload, newState: current, changed: nil)
+        }
         resumeWaiters()
     }
 }

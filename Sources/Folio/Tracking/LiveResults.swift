@@ -46,8 +46,11 @@ final class LiveResults: Sendable {
         tracker.expectUserMove(move, echoes: echoes, ifSerial: serial)
     }
 
-    /// The presented results now and the serial of the last delivery (``ResultsTracker/current``).
-    var current: (state: ResultsState, serial: UInt64)? { tracker.current }
+    /// The presented results now, the serial of the last delivery, and the rows touched by
+    /// the deliveries after `applied` (``ResultsTracker/current(since:)``).
+    func current(since applied: UInt64) -> (state: ResultsState, serial: UInt64, touched: Set<Int64>?)? {
+        tracker.current(since: applied)
+    }
 
     /// The tracker's deliveries, one per commit that changed the results, in commit order.
     var deliveries: AsyncStream<Delivery> { tracker.deliveries }

@@ -25,6 +25,9 @@ extension ResultsTracker {
             /// Rows the user's own move wrote (``UserMove``): already where the user put
             /// them in `full`, so their updates are the move's echo, not reported.
             var echoes: Set<Int64> = []
+            /// Rows a user's move wrote that the controller rebases on instead (it showed an
+            /// older state): not told as touched to that rebase.
+            var rebasedEchoes: Set<Int64> = []
         }
 
         /// What the work produced; `maxID` bounds the new state's identifiers (computed with
@@ -56,6 +59,14 @@ extension ResultsTracker {
         /// The user's move whose commit is being written: applied to `full` when that
         /// commit's work is taken, with the rows it wrote (`echoes`).
         private var userMove: (move: UserMove, echoes: Set<Int64>)?
+        /// The rows a user's move wrote when the controller will rebase on the commit instead.
+        private var rebasedEchoes: Set<Int64>?
+        /// The rows each recent delivery reported updated or moved (`nil`: unknown, as for a
+        /// reload), oldest first: a controller that rebases a user's move past deliveries it
+        /// has not applied yet reports these rows as changed (``current(since:)``).
+        private var told: [(serial: UInt64, rows: Set<Int64>?)] = []
+        /// How many deliveries ``told`` keeps.
+        private static let toldDeliveries = 64
         /// A memory bound on `untold`, not a reload threshold (those are ``ReloadPolicy``'s):
         /// past it the controller hands over no loaded record; the change set is unchanged.
         private static let untoldLimit = 100_000
@@ -102,6 +113,7 @@ extension ResultsTracker {
         /// commit's change set does not echo it. `false`: the controller must rebase itself.
         mutating func expectUserMove(_ move: UserMove, echoes: Set<Int64>, ifSerial expected: UInt64) -> Bool {
             guard phase == .following, full != nil, serial == expected, pending.isEmpty, !unknown, userMove == nil else {
+                if phase == .following { rebasedEchoes = echoes }
                 return false
             }
             userMove = (move, echoes)
@@ -109,11 +121,35 @@ extension ResultsTracker {
         }
 
         /// The transaction that wrote the user's move rolled back: nothing to apply.
-        mutating func rolledBack() { userMove = nil }
+        mutating func rolledBack() {
+            userMove = nil
+            rebasedEchoes = nil
+        }
 
-        /// The full results now, if installed (a controller rebasing a user move reads them
-        /// right after its write, on the caller).
-        var current: (state: ResultsState, serial: UInt64)? { full.map { ($0, serial) } }
+        /// The full results now, if installed, with the rows touched by the deliveries after
+        /// `applied` (`nil`: unknown — a rescan among them, or older than ``told`` keeps): a
+        /// controller rebasing a user move reads them right after its write, on the caller
+        /// (the move's commit has been applied: its echoes are forgotten, had it changed nothing here).
+        mutating func current(since applied: UInt64) -> (state: ResultsState, serial: UInt64, touched: Set<Int64>?)? {
+            rebasedEchoes = nil
+            guard let full else { return nil }
+            let later = told.drop { $0.serial <= applied }
+            guard serial <= applied || later.first?.serial == applied + 1 else { return (full, serial, nil) }
+            var touched = Set<Int64>()
+            for entry in later {
+                guard let rows = entry.rows else { return (full, serial, nil) }
+                touched.formUnion(rows)
+            }
+            return (full, serial, touched)
+        }
+
+        /// Notes what a delivery told.
+        private mutating func note(_ rows: Set<Int64>?) {
+            told.append((serial, rows))
+            if told.count > Self.toldDeliveries { told.removeFirst(told.count - Self.toldDeliveries) }
+            // The same memory bound as `untold`'s: past it, the oldest are forgotten.
+            while told.count > 1, told.reduce(0, { $0 + ($1.rows?.count ?? 0) }) > Self.untoldLimit { told.removeFirst() }
+        }
 
         /// Takes what is pending, if the state is installed.
         private mutating func nextWork() -> Work? {
@@ -127,6 +163,8 @@ extension ResultsTracker {
             }
             var work = Work(full: full, maxID: maxID, changed: pending, rescan: unknown, token: token)
             work.echoes = echoes
+            work.rebasedEchoes = rebasedEchoes ?? []
+            rebasedEchoes = nil
             pending = []
             unknown = false
             return work
@@ -147,6 +185,7 @@ extension ResultsTracker {
                 token = newToken
                 untold = []
                 serial += 1
+                note(nil)
                 // Which records changed is unknown: the app reloads everything.
                 return Delivery(event: .change(.reload, state: new, changed: nil, token: newToken), serial: serial)
             case .updated(let new, let updated, let newMaxID, let newToken):
@@ -164,12 +203,20 @@ extension ResultsTracker {
                 let told = change.isReload ? nil : untold
                 untold = []
                 serial += 1
+                // What the change set tells a table of the rows that stayed: updated or moved
+                // (a rebased user move's own rows excepted). Inserted and deleted rows a diff finds.
+                note(
+                    change.isReload
+                        ? nil
+                        : Set((change.updatedIdentifiers + change.movedIdentifiers).map(\.rawValue)).subtracting(
+                            work.rebasedEchoes))
                 return Delivery(event: .change(change, state: new, changed: told, token: newToken), serial: serial)
             case .failed(let error):
                 // Nothing of `work` was applied: read everything again at the next commit.
                 unknown = true
                 untold = nil
                 serial += 1
+                note([])
                 return Delivery(event: .failure(error), serial: serial)
             }
         }
@@ -178,6 +225,7 @@ extension ResultsTracker {
             phase = .stopped
             full = nil
             pending = []
+            told = []
         }
 
         #if FOLIO_INTERNAL_CHECKS

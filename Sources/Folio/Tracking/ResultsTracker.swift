@@ -124,10 +124,11 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
 
     func didRollback() { machine.withLock { $0.rolledBack() } }
 
-    /// The presented (windowed) results now and the serial of the last delivery.
-    var current: (state: ResultsState, serial: UInt64)? {
-        guard let (full, serial) = machine.withLock({ $0.current }) else { return nil }
-        return (updater.present(full), serial)
+    /// The presented (windowed) results now, the serial of the last delivery, and the rows
+    /// the deliveries after `applied` touched (``StateMachine/current(since:)``).
+    func current(since applied: UInt64) -> (state: ResultsState, serial: UInt64, touched: Set<Int64>?)? {
+        guard let (full, serial, touched) = machine.withLock({ $0.current(since: applied) }) else { return nil }
+        return (updater.present(full), serial, touched)
     }
 
     func cannotFollow(_ error: FolioError) {

@@ -198,6 +198,81 @@ struct ReorderTests {
         #expect(table.controller.lastError != nil)
     }
 
+    /// A commit on its way when the user drags: the controller rebases on it, and the rows
+    /// it changed are reported (a title changed in place is an update), not only the order.
+    @Test func aRebaseReportsTheRowsOtherCommitsChanged() async throws {
+        let store = try Self.store(per: 6)
+        let table = try await ChoreTable(store, sectioned: false)
+        // Moves whose commits were not echoed: their rows are not reported by the rebase either.
+        try table.drag(from: IndexPath(item: 0, section: 0), to: IndexPath(item: 4, section: 0))
+        try table.drag(from: IndexPath(item: 1, section: 0), to: IndexPath(item: 5, section: 0))
+        try await table.settle()
+        try execute(store, "UPDATE chore SET title = 'renamed' WHERE title = 'a2'")
+        try table.drag(from: IndexPath(item: 5, section: 0), to: IndexPath(item: 0, section: 0))
+        let changes = try await table.settle()
+        let renamed = try readNow(store) { db in try Int64.fetchOne(db, sql: "SELECT id FROM chore WHERE title = 'renamed'") }
+        #expect(changes.flatMap(\.updatedIdentifiers).map(\.rawValue) == [renamed], "\(changes)")
+        #expect(changes.allSatisfy { $0.movedItems.isEmpty && $0.insertedItems.isEmpty })
+    }
+
+    /// Another connection's commit, noticed by the move's own write: which rows it changed is
+    /// unknown, so the rebase is a reload (as the commit alone would have been).
+    @Test func aRebaseOnAnotherConnectionsCommitIsAReload() async throws {
+        let store = try Self.store(per: 6)
+        let table = try await ChoreTable(store, sectioned: false)
+        let other = try DatabaseQueueFactory.open(store.path!)
+        try writeSync(other) { db in try db.execute(sql: "UPDATE chore SET title = 'elsewhere' WHERE title = 'a3'") }
+        try table.drag(from: IndexPath(item: 0, section: 0), to: IndexPath(item: 5, section: 0))
+        let changes = try await table.settle()
+        #expect(changes.map(\.isReload) == [true], "\(changes)")
+    }
+
+    /// SwiftUI's onMove of one row down writes that row only; with a commit on its way that
+    /// deletes a row, it still moves the right row (it used to move the rows in between,
+    /// one at a time, by offsets the rebase had made wrong).
+    @Test func aModelMoveWritesOnlyTheMovedRows() async throws {
+        let store = try Self.store(per: 6)
+        let model = FetchedResultsModel(RecordRequest<Chore>(sortBy: [SortDescriptor(\.position)]), store: store)
+        try performFetchSync(model)
+        let ids = model.items.map(\.id.rawValue)
+        let positions = { try readNow(store) { db in try Int.fetchAll(db, sql: "SELECT position FROM chore ORDER BY id") } }
+        let before = try positions()
+        try model.move(fromOffsets: IndexSet(integer: 0), toOffset: 4)
+        #expect(zip(before, try positions()).filter { $0 != $1 }.count == 1, "one row written")
+        #expect(model.items.map(\.id.rawValue) == [ids[1], ids[2], ids[3], ids[0], ids[4], ids[5]])
+        try execute(store, "DELETE FROM chore WHERE id = ?", [ids[5]])
+        try model.move(fromOffsets: IndexSet([0, 1]), toOffset: 5)
+        await model.waitForChanges()
+        #expect(model.items.map(\.id.rawValue) == [ids[3], ids[0], ids[4], ids[1], ids[2]])
+        try expectSameAsFresh(model, store)
+    }
+
+    private func expectSameAsFresh(_ model: FetchedResultsModel<Chore>, _ store: Store) throws {
+        let fresh = FetchedResultsController(model.fetchRequest, store: store)
+        try ChoreTable.fetchNow(fresh)
+        #expect(model.items.map(\.id) == Array(fresh.snapshot.identifiers))
+    }
+
+    /// The article's new row: the last value of its list plus 2²⁰, found by one indexed read.
+    @Test func aNewRowGoesAfterTheLast() async throws {
+        let store = try Self.store(lists: ["Home", "Work"], per: 3)
+        try writeSync(store) { tx in
+            let last = try tx.fetchAll(
+                RecordRequest<Chore>(
+                    predicate: #Predicate { $0.list == "Home" },
+                    sortBy: [SortDescriptor(\.position, order: .reverse)], limit: 1)
+            ).first
+            var chore = Chore(title: "Water the plants", list: "Home", position: (last?.position ?? 0) + (1 << 20))
+            try tx.insert(&chore)
+        }
+        let table = try await ChoreTable(store, sectioned: true)
+        #expect(table.shown[0].count == 4)
+        let lastTitle = table.controller.object(at: IndexPath(item: 3, section: 0))?.title
+        #expect(lastTitle == "Water the plants")
+        // The spacing the article states is Folio's.
+        #expect(OrderKeys.spacing == 1 << 20)
+    }
+
     @Test func aRequestNotOrderedByHandIsRefused() async throws {
         let store = try Self.store()
         let controller = FetchedResultsController(RecordRequest<Chore>(sortBy: [SortDescriptor(\.title)]), store: store)
