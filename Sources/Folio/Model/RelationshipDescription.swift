@@ -48,6 +48,7 @@ public struct RelationshipDescription<Root: PersistentRecord>: @unchecked Sendab
 
     let kind: Kind
     /// The delete rule of a to-many; `nil` for a to-one.
+    /// - Complexity: O(1).
     public let deleteRule: DeleteRule?
 
     /// A to-one relationship: a column holding the target's identifier (`NULL` when empty),

@@ -41,6 +41,7 @@ import GRDB
 @dynamicMemberLookup
 public struct ToOne<Target: PersistentRecord>: Hashable, Sendable, Codable, CustomStringConvertible {
     /// The target's identifier; `nil` when the relationship is empty.
+    /// - Complexity: O(1).
     public var id: RecordID?
 
     /// A reference to the record with identifier `id`, or an empty one.
@@ -87,14 +88,18 @@ extension ToOne: ToOneProtocol {}
 
 extension ToOne: AttributeValue {
     /// The storage of the reference column: ``AttributeType/integer``.
+    /// - Complexity: O(1).
     public static var attributeType: AttributeType { .integer }
     /// `true`: an empty relationship is stored as `NULL`.
+    /// - Complexity: O(1).
     public static var isOptional: Bool { true }
     /// The target's rowid, or `NULL`.
+    /// - Complexity: O(1).
     public var storedValue: DatabaseValue { id?.rawValue.databaseValue ?? .null }
     /// Decodes a stored reference. An integer is the target's identifier; `NULL` — or any
     /// other value another program stored in the column, which cannot name a row — is an
     /// empty relationship.
+    /// - Complexity: O(1).
     public static func decode(stored: DatabaseValue, column: String) throws -> ToOne {
         if case .int64(let raw) = stored.storage { return ToOne(RecordID(raw)) }
         return ToOne()
