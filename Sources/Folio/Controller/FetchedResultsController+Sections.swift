@@ -39,12 +39,12 @@ extension FetchedResultsController {
         if sectionNames.count > 4 * presented.runs.count + 64 { sectionNames = [:] }
         for run in presented.runs {
             let label: (name: String, indexTitle: String?)
-            if let known = sectionNames[run.value] {
+            if let known = sectionNames[SQLiteValue.Exact(run.value)] {
                 label = known
             } else {
                 let name = presented.sectioned ? (sectionKey?.name(of: run.value) ?? "") : ""
                 label = (name, sectionIndexTitle.map { $0(name) } ?? defaultIndexTitle(name))
-                sectionNames[run.value] = label
+                sectionNames[SQLiteValue.Exact(run.value)] = label
             }
             infos.append(
                 SectionInfo(

@@ -74,7 +74,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
     }
 
     /// Name and index title by section value: computed once per section, not per change.
-    var sectionNames: [SQLiteValue: (name: String, indexTitle: String?)] = [:]
+    var sectionNames: [SQLiteValue.Exact: (name: String, indexTitle: String?)] = [:]
 
     /// What the last ``performFetch()-68xbj`` did with the persistent cache.
     /// - Complexity: O(1).

@@ -106,8 +106,14 @@ struct ResultsUpdater: Sendable {
         var ids = old.ids
         var runs = old.sectioned ? old.runs : []
         let offsets = old.offsets
+        // The sections that lose or gain rows: their first row, which names them, may change.
+        var touchedSections = Set<SQLiteValue>()
         for index in removed.reversed() {
-            if old.sectioned { runs[ResultsState.path(of: index, offsets: offsets).section].count -= 1 }
+            if old.sectioned {
+                let section = ResultsState.path(of: index, offsets: offsets).section
+                runs[section].count -= 1
+                touchedSections.insert(runs[section].value)
+            }
             ids.remove(at: index)
         }
 
@@ -124,7 +130,12 @@ struct ResultsUpdater: Sendable {
             }
             ids.insert(row.id, at: position)
         }
-        if old.sectioned { runs.removeAll { $0.count == 0 } }
+        if old.sectioned {
+            runs.removeAll { $0.count == 0 }
+            for row in rows { touchedSections.insert(row.section ?? .null) }
+            guard try nameByFirstRow(&runs, ids: ids, old: old, offsets: offsets, rows: rows, touched: touchedSections, probe)
+            else { return nil }
+        }
         // Counts add up and values stay unique by construction (``place(_:at:in:)`` refuses a
         // second run of a value); the invariants are checked when internal checks are on.
         let new = ResultsState(ids: ids, runs: runs, sectioned: old.sectioned)
@@ -222,6 +233,36 @@ struct ResultsUpdater: Sendable {
             }
         }
         return gaps
+    }
+
+    /// Gives each touched section the value of its first row, as a fresh scan does: values
+    /// SQLite finds equal but stored otherwise (the integer and the real −2⁶³) are one
+    /// section, named by whichever row comes first. A placed row's value is known; an
+    /// untouched row that became first (the first row left) is read, one lookup. `false`
+    /// when that row is gone (the caller rescans).
+    private func nameByFirstRow(
+        _ runs: inout [SectionRun], ids: IdentifierList, old: ResultsState, offsets: [Int], rows: [RowKey],
+        touched: Set<SQLiteValue>, _ probe: KeyProbe
+    ) throws -> Bool {
+        var placed: [Int64: SQLiteValue] = [:]
+        for row in rows { placed[row.id] = row.section ?? .null }
+        var oldFirst: [SQLiteValue: Int64] = [:]
+        for (index, run) in old.runs.enumerated() where touched.contains(run.value) {
+            oldFirst[run.value] = old.ids[offsets[index]]
+        }
+        var start = 0
+        for index in runs.indices {
+            defer { start += runs[index].count }
+            guard touched.contains(runs[index].value) else { continue }
+            let first = ids[start]
+            if let value = placed[first] {
+                runs[index].value = value
+            } else if oldFirst[runs[index].value] != first {
+                guard let value = try probe.section(of: first) else { return false }
+                runs[index].value = value
+            }
+        }
+        return true
     }
 
     /// Adds one row with section value `value` at `position` of the runs; false when the

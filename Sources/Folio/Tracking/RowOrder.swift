@@ -93,6 +93,18 @@ struct KeyProbe {
         self.db = db
     }
 
+    /// The section value of the row with rowid `id`, or `nil` if there is none. Calls a
+    /// `.computed` section key's closure: never while holding a lock.
+    func section(of id: Int64) throws -> SQLiteValue? {
+        let sqlite = statement.sqliteStatement
+        defer { sqlite3_reset(sqlite) }
+        sqlite3_bind_int64(sqlite, idParameter, id)
+        let code = sqlite3_step(sqlite)
+        if code == SQLITE_DONE { return nil }
+        guard code == SQLITE_ROW else { throw FolioError.stepFailure(code, db, sql: statement.sql) }
+        return order.key(statement: sqlite, withSection: true).section ?? .null
+    }
+
     /// The sort keys of the row with rowid `id` (not its section), or `nil` if there is none.
     func key(_ id: Int64) throws -> RowKey? {
         let sqlite = statement.sqliteStatement

@@ -217,3 +217,43 @@ extension SQLiteValue: CustomStringConvertible {
         }
     }
 }
+
+extension SQLiteValue {
+    /// A value by its storage class and bytes, not by SQLite's comparison: the integer and
+    /// the real −2⁶³ are equal values but two keys (a section's name is its first row's
+    /// value as stored, so names are cached by this).
+    struct Exact: Hashable {
+        let value: SQLiteValue
+
+        init(_ value: SQLiteValue) { self.value = value }
+
+        static func == (a: Exact, b: Exact) -> Bool {
+            switch (a.value, b.value) {
+            case (.null, .null): true
+            case (.integer(let x), .integer(let y)): x == y
+            case (.real(let x), .real(let y)): x.bitPattern == y.bitPattern
+            case (.text(let x), .text(let y)): x == y
+            case (.blob(let x), .blob(let y)): x == y
+            default: false
+            }
+        }
+
+        func hash(into hasher: inout Hasher) {
+            switch value {
+            case .null: hasher.combine(0 as UInt8)
+            case .integer(let v):
+                hasher.combine(1 as UInt8)
+                hasher.combine(v)
+            case .real(let v):
+                hasher.combine(2 as UInt8)
+                hasher.combine(v.bitPattern)
+            case .text(let bytes):
+                hasher.combine(3 as UInt8)
+                hasher.combine(bytes)
+            case .blob(let bytes):
+                hasher.combine(4 as UInt8)
+                hasher.combine(bytes)
+            }
+        }
+    }
+}

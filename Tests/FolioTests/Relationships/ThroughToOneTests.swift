@@ -770,19 +770,18 @@ struct RelMixedClassSectionTests {
         return store
     }
 
-    @Test(
-        .disabled(
-            "Bug (live section names): when the first row of a section leaves it, or its value changes to an equal value of another storage class, the live section keeps the old row's value as its name; a fresh fetch names it by the new first row"
-        ))
-    func ownColumn() async throws {
+    /// When the first row of a section leaves it, or its value changes to an equal value of
+    /// another storage class, the live section takes the new first row's value as its name,
+    /// as a fresh fetch does (it kept the old row's).
+    @Test func ownColumn() async throws {
         let store = try Self.store()
         let live = try await RelLive(
             store, RecordRequest<RelLabel>(sortBy: [SortDescriptor(\.rank)]), sectionBy: .attribute(\RelLabel.rank))
         try await live.step { tx in try tx.database.execute(sql: "UPDATE rel_label SET rank = 5 WHERE id = 1") }
     }
 
-    @Test(.disabled("Bug (live section names): as ownColumn, through a to-one"))
-    func throughAToOne() async throws {
+    /// As ``ownColumn()``, through a to-one.
+    @Test func throughAToOne() async throws {
         let store = try Self.store()
         let live = try await RelLive(
             store, RecordRequest<RelItem>(sortBy: [SortDescriptor(\RelItem.label.rank)]),
