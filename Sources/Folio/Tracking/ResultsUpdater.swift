@@ -28,10 +28,10 @@ struct ResultsUpdater: Sendable {
         self.section = section
         self.order = RowOrder(query: query, section: section)
         self.diagnostics = diagnostics
-        let related = RelatedTable.distinct(query.related + (section?.related.map { [$0] } ?? []))
-        self.relatedTables = related
-        var seen: Set<String> = [query.table]
-        self.tokenTables = [query.table] + related.map(\.table).filter { seen.insert($0).inserted }
+        self.relatedTables = RelatedTable.distinct(query.related + (section?.related.map { [$0] } ?? []))
+        var tables = query.tables
+        if let table = section?.related?.table, !tables.contains(table) { tables.append(table) }
+        self.tokenTables = tables
     }
 
     var table: String { query.table }

@@ -23,52 +23,20 @@ struct Chore: PersistentRecord, Equatable {
 /// table first, then every change set the controller delivers; the table must equal a fresh
 /// fetch after each step.
 @MainActor
-final class ChoreTable {
-    let store: Store
-    let controller: FetchedResultsController<Chore>
-    var model: TableViewModel
-    var delivered: [ChangeSet] = []
-    private var task: Task<Void, Never>?
-
+final class ChoreTable: LiveTable<Chore> {
     init(_ store: Store, sectioned: Bool) async throws {
-        self.store = store
         let request =
             sectioned
             ? RecordRequest<Chore>(sortBy: [SortDescriptor(\.list), SortDescriptor(\.position)], batchSize: 20)
             : RecordRequest<Chore>(sortBy: [SortDescriptor(\.position)], batchSize: 20)
-        controller = FetchedResultsController(request, store: store, sectionBy: sectioned ? .attribute(\.list) : nil)
-        try await controller.performFetch()
-        model = TableViewModel(controller.snapshot)
-        let changes = controller.changes
-        task = Task { [weak self] in
-            for await change in changes { self?.delivered.append(change) }
-        }
-        await controller.waitForChanges()
+        try await super.init(store, request, sectionBy: sectioned ? .attribute(\.list) : nil)
     }
-
-    deinit { task?.cancel() }
 
     /// The user drags a row: the table moves it, then the controller is told.
     func drag(from: IndexPath, to: IndexPath) throws {
         try model.applyUserMove(from: from, to: to)
         try controller.moveObject(at: from, to: to)
     }
-
-    /// Waits, applies what was delivered, compares with a fresh fetch; returns the change sets.
-    @discardableResult
-    func settle() async throws -> [ChangeSet] {
-        await controller.waitForChanges()
-        for _ in 0..<20 { await Task.yield() }
-        let changes = delivered
-        delivered = []
-        for change in changes { try model.apply(change, dataSource: controller.snapshot) }
-        let fresh = FetchedResultsController(controller.fetchRequest, store: store, sectionBy: controller.sectionKey)
-        try Self.fetchNow(fresh)
-        #expect(model == TableViewModel(fresh.snapshot), "the table differs from a fresh fetch")
-        return changes
-    }
-
-    static func fetchNow(_ controller: FetchedResultsController<Chore>) throws { try controller.performFetch() }
 
     /// The identifiers shown, by section.
     var shown: [[Int64]] {

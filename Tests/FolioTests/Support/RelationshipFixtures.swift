@@ -36,17 +36,20 @@ struct Photo: PersistentRecord, Equatable {
         relationships: [.toOne(\.album)])
 }
 
-/// A controller over photos and a strict table-view model that follows it: each delivered
-/// change set is applied to the model, which must then equal a fresh fetch.
+/// A controller over photos and a strict table-view model that follows it.
+typealias PhotoHarness = LiveTable<Photo>
+
+/// A controller and a strict table-view model that follows it: each delivered change set is
+/// applied to the model, which must then equal a fresh fetch.
 @MainActor
-final class PhotoHarness {
+class LiveTable<R: PersistentRecord> {
     let store: Store
-    let controller: FetchedResultsController<Photo>
+    let controller: FetchedResultsController<R>
     var model: TableViewModel
     private var delivered: [ChangeSet] = []
     private var task: Task<Void, Never>?
 
-    init(_ store: Store, _ request: RecordRequest<Photo>, sectionBy: SectionKey<Photo>? = nil) async throws {
+    init(_ store: Store, _ request: RecordRequest<R>, sectionBy: SectionKey<R>? = nil) async throws {
         self.store = store
         controller = FetchedResultsController(request, store: store, sectionBy: sectionBy)
         try await controller.performFetch()
@@ -68,6 +71,7 @@ final class PhotoHarness {
         return try await settle()
     }
 
+    /// Waits, applies what was delivered, compares with a fresh fetch; returns the change sets.
     @discardableResult
     func settle() async throws -> [ChangeSet] {
         await controller.waitForChanges()
@@ -80,9 +84,7 @@ final class PhotoHarness {
         #expect(model == TableViewModel(fresh.snapshot), "the live results differ from a fresh fetch")
         return changes
     }
-}
 
-extension PhotoHarness {
     /// The synchronous performFetch, from async code.
-    static func fetchNow(_ controller: FetchedResultsController<Photo>) throws { try controller.performFetch() }
+    static func fetchNow(_ controller: FetchedResultsController<R>) throws { try controller.performFetch() }
 }
