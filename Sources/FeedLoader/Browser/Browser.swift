@@ -224,7 +224,7 @@ final class Browser {
         let anchorOffset = anchor.map { model.line(of: $0) - top } ?? 0
 
         var applied = RowModel.Applied()
-        if change.isReload {
+        if change.isReload || change.isCompletion {
             model = RowModel(sections: source.currentSections())
         } else {
             do {

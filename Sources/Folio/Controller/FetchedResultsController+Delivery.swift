@@ -4,10 +4,12 @@ extension FetchedResultsController {
     // MARK: Delivery
 
     /// Waits until every commit made so far has been delivered (and any catch-up the
-    /// controller scheduled has run).
+    /// controller scheduled has run): after the results are complete (``isComplete``),
+    /// since commits that land before are delivered after the completion.
     ///
     /// - Complexity: O(1) to check; it suspends until the deliveries arrive.
     public func waitForChanges() async {
+        try? await waitUntilComplete()
         while true {
             if let task = catchUpTask {
                 await task.value

@@ -4,42 +4,70 @@ import GRDB
 extension FetchedResultsController {
     // MARK: Fetching
 
-    /// Fetches the identifiers and sections (or reuses a valid persistent cache).
-    /// Loads no record.
+    /// Fetches the identifiers and sections (or reuses a valid persistent cache), and
+    /// returns as soon as the first screen is known. Loads no record.
+    ///
+    /// A list whose identifier scan ends within the first-screen budget (about 8,000 rows
+    /// looked at and 5 ms) is complete when this returns. A longer one returns with its first
+    /// rows — at least the request's `batchSize`, and 100 — and the sections they are in
+    /// (``isComplete`` is `false`); the rest is read in the background and arrives as one
+    /// change set, ``ChangeSet/isCompletion``. The article *Large Lists* says what the
+    /// controller answers meanwhile.
     ///
     /// - Throws: ``FolioError/missingSortDescriptor(entity:)``,
     ///   ``FolioError/sectionKeyNotLeadingSort(sectionKey:firstSort:)``,
     ///   ``FolioError/sectionsNotContiguous(_:)``,
     ///   ``FolioError/invalidCacheName(_:reason:)``, predicate errors, SQLite errors.
-    /// - Complexity: one identifier scan, O(n), on the calling thread (or one cache file read);
-    ///   commits that land meanwhile are caught up with afterwards, on the store's writer queue.
+    /// - Complexity: the first screen's part of the identifier scan on the calling thread (or
+    ///   one cache file read); the rest of the scan, O(n), in the background. Commits that
+    ///   land meanwhile are caught up with afterwards, on the store's writer queue.
     public func performFetch() throws {
         _ = nextGeneration()
         let load = try makeLoad(fetchRequest)
-        setPresented(install(load, try read(load)))
+        let first = try read(load)
+        setPresented(try show(load, first))
     }
 
     /// Reads `load` on the calling thread (with current folded keys: see
-    /// `Store.readWithCurrentKeys`); abandons it (unsubscribing its tracker) if the read fails.
+    /// `Store.readWithCurrentKeys`), up to its first screen; abandons it (unsubscribing its
+    /// tracker) if the read fails.
     private func read(_ load: ResultsLoad) throws -> ResultsLoad.Loaded {
         do {
-            return try store.readWithCurrentKeys(load.tables) { db in try load.read(db) }
+            return try store.readWithCurrentKeys(load.tables) { db in try load.readFirstScreen(db) }
         } catch {
             load.abandon()
             throw error
         }
     }
 
+    /// Installs what was read and returns the state to present; for a first screen, starts
+    /// reading the rest in the background first.
+    private func show(_ load: ResultsLoad, _ first: ResultsLoad.Loaded) throws -> ResultsState {
+        guard !first.complete else { return install(load, first) }
+        let shown: ResultsLoad.Loaded
+        let completion: ResultsLoad.Completion?
+        do {
+            (shown, completion) = try ResultsLoad.Completion.start(load, after: first, store: store)
+        } catch {
+            load.abandon()
+            throw error
+        }
+        let state = install(load, shown)
+        if let completion { complete(load, with: completion) }
+        return state
+    }
+
     /// Fetches like ``performFetch()-68xbj``, reading on a background connection so the main
     /// actor stays free during the identifier scan.
     ///
-    /// - Complexity: one identifier scan, O(n), off the main actor.
+    /// - Complexity: the first screen's part of the identifier scan off the main actor, then
+    ///   the rest, O(n), in the background (see ``performFetch()-68xbj``).
     public func performFetch() async throws {
         let generation = nextGeneration()
         let load = try makeLoad(fetchRequest)
         let loaded: ResultsLoad.Loaded
         do {
-            loaded = try await store.readWithCurrentKeys(load.tables) { db in try load.read(db) }
+            loaded = try await store.readWithCurrentKeys(load.tables) { db in try load.readFirstScreen(db) }
         } catch {
             load.abandon()
             throw error
@@ -48,11 +76,12 @@ extension FetchedResultsController {
             load.abandon()
             return
         }
-        setPresented(install(load, loaded))
+        setPresented(try show(load, loaded))
     }
 
     private func nextGeneration() -> Int {
         generation += 1
+        cancelCompletion()
         return generation
     }
 
@@ -60,22 +89,27 @@ extension FetchedResultsController {
     /// reports the difference from what was shown as a change set (also delivered to the
     /// delegate, to ``changes`` and to ``updates``).
     ///
-    /// - Complexity: one identifier scan, O(n), on the calling thread, and a difference,
-    ///   O(n log n); past 100,000 rows (old and new together) the change set is
-    ///   ``ChangeSet/reload``.
+    /// The new results are read up to their first screen, as by ``performFetch()-68xbj``:
+    /// when they do not fit it, the change set is ``ChangeSet/reload`` and the rest arrives
+    /// later as ``ChangeSet/isCompletion``. A request set while the previous one is still
+    /// being completed stops that read.
+    ///
+    /// - Complexity: the first screen's part of the identifier scan on the calling thread,
+    ///   and a difference, O(n log n); past 100,000 rows (old and new together) the change
+    ///   set is ``ChangeSet/reload``.
     @discardableResult
     public func setRequest(_ request: RecordRequest<R>) throws -> ChangeSet {
         _ = nextGeneration()
         let load = try makeLoad(request)
-        let loaded = try read(load)
-        let state = install(load, loaded)
+        let first = try read(load)
+        let state = try show(load, first)
         guard let old = presented else {
             fetchRequest = request
             setPresented(state)
             return ChangeSet()
         }
-        // Too many rows to compare on the main actor: a reload (see ReloadPolicy).
-        let change = ReloadPolicy.requestChange(from: old, to: state)
+        // Too many rows to compare on the main actor, or the rest still to read: a reload.
+        let change = isComplete ? ReloadPolicy.requestChange(from: old, to: state) : .reload
         // The delegate's "will" callbacks still see the old request and its rows.
         deliver(change, newState: state, newRequest: request)
         return change
@@ -104,9 +138,14 @@ extension FetchedResultsController {
     private func makeLoad(_ request: RecordRequest<R>) throws -> ResultsLoad {
         let (query, section) = try validatedQuery(request)
         let cacheURL = try cacheName.map { try SectionCache.url(forName: $0, in: store) }
+        let firstScreen = firstScreenRule.map { rule in
+            var rule = rule
+            rule.rows = Swift.max(rule.rows, request.batchSize)
+            return rule
+        }
         return ResultsLoad(
             query: query, section: section, cacheURL: cacheURL, fingerprint: fingerprint(query), tracking: wantsTracking,
-            store: store)
+            firstScreen: firstScreen, store: store)
     }
 
     private func fingerprint(_ query: CompiledQuery) -> SectionCache.Fingerprint {
@@ -127,19 +166,74 @@ extension FetchedResultsController {
     }
 
     /// Installs what was read and starts its tracker (catching up on the writer's queue if
-    /// commits landed during the read); returns the state to present.
+    /// commits landed during the read); returns the state to present. For a first screen,
+    /// the tracker only notes commits until the completion is installed
+    /// (``installCompletion(_:_:)``).
     func install(_ load: ResultsLoad, _ loaded: ResultsLoad.Loaded) -> ResultsState {
         lastCacheOutcome = loaded.outcome
         lastError = nil
         // What later commits need to rewrite the cache (windowed results are not cached live).
         liveCache = load.cachesLive ? load.cacheURL.map { ($0, load.fingerprint) } : nil
+        replaceLive(load.live)
+        untracked = nil
+        guard loaded.complete else { return load.present(loaded.full) }
+        installComplete(load, loaded)
+        return load.present(loaded.full)
+    }
+
+    /// The part of installing that needs the whole results: the cache, the tracker.
+    private func installComplete(_ load: ResultsLoad, _ loaded: ResultsLoad.Loaded) {
         if let cacheURL = load.cacheURL, loaded.outcome != .reused {
             scheduleCacheWrite(loaded.full, fingerprint: load.fingerprint, token: loaded.token, to: cacheURL, delay: false)
         }
-        replaceLive(load.live)
         untracked = load.live == nil ? loaded : nil
         if let live = load.install(loaded) { scheduleCatchUp(live) }
-        return load.present(loaded.full)
+    }
+
+    /// Waits on the main actor for `completion`, then installs what it read.
+    private func complete(_ load: ResultsLoad, with completion: ResultsLoad.Completion) {
+        let generation = self.generation
+        self.completion = (completion, generation)
+        completionStarted += 1
+        completionTask = Task { [weak self] in
+            let result: Result<ResultsLoad.Loaded, any Error>
+            do {
+                result = .success(try await completion.value())
+            } catch {
+                result = .failure(error)
+            }
+            guard let self, self.completion?.generation == generation, self.generation == generation else { return }
+            self.completion = nil
+            switch result {
+            case .success(let loaded):
+                self.installCompletion(load, loaded)
+            case .failure(let error):
+                // The first screen stays shown; a later fetch reads again.
+                if !(error is CancellationError) { self.report(FolioError.converting(error)) }
+            }
+        }
+    }
+
+    /// Shows the complete results — one change set, ``ChangeSet/isCompletion`` — then starts
+    /// the tracker from them, which catches up with the commits that landed meanwhile.
+    private func installCompletion(_ load: ResultsLoad, _ loaded: ResultsLoad.Loaded) {
+        let state = load.present(loaded.full)
+        // Always true (the completion reads the snapshot the first screen came from): checked,
+        // since a change set that did not lead from what is shown would corrupt a table view.
+        let change = presented.map { state.extends($0) } == true ? ChangeSet.completion : .reload
+        let generation = self.generation
+        deliver(change, newState: state, changed: [])
+        // A delegate callback fetched again: these results are no longer followed.
+        guard generation == self.generation else { return }
+        installComplete(load, loaded)
+        // A delegate or subscriber arrived while the results were read without tracking.
+        startTrackingIfNeeded()
+    }
+
+    /// Stops reading the rest of the results, when a newer fetch replaces them.
+    func cancelCompletion() {
+        completion?.reader.cancel()
+        completion = nil
     }
 
     /// Runs `live`'s catch-up on the writer's queue, after any catch-up scheduled before.

@@ -45,6 +45,11 @@ extension FetchedResultsController {
         guard let old = presented else {
             throw FolioError.invalidArgument("moveObject(at:to:) needs the results: call performFetch() first")
         }
+        guard isComplete else {
+            throw FolioError.invalidArgument(
+                "moveObject(at:to:) needs the whole results, and the rows after the first screen are still being read: wait for waitUntilComplete()"
+            )
+        }
         let order = try ManualOrder(request: fetchRequest, sectionKey: sectionKey)
         precondition(
             from.count == 2 && from.section >= 0 && from.section < old.runs.count && from.item >= 0

@@ -124,6 +124,7 @@ public final class FetchedResultsController<R: PersistentRecord> {
     }
 
     isolated deinit {
+        completion?.reader.cancel()
         stopTracking()
         changeSubscribers.finish()
         updateSubscribers.finish()
@@ -141,6 +142,16 @@ public final class FetchedResultsController<R: PersistentRecord> {
     /// Bumped by each fetch: an async fetch that finishes after a newer one installs nothing.
     var generation = 0
 
+    /// The background read of the rest of the results, while incomplete, with the fetch
+    /// generation that started it.
+    var completion: (reader: ResultsLoad.Completion, generation: Int)?
+    /// The task that installs the last completion started, and how many were started.
+    var completionTask: Task<Void, Never>?
+    var completionStarted = 0
+    /// When a fetch stops at its first screen (at least the request's batch); `nil`: never.
+    /// Tests set it to make a list of any size incomplete, or never.
+    var firstScreenRule: FirstScreenRule? = .automatic(rows: 0)
+
     /// The cache file and fingerprint of the current fetch, when commits should rewrite it.
     var liveCache: (url: URL, fingerprint: SectionCache.Fingerprint)?
 
@@ -153,6 +164,46 @@ public final class FetchedResultsController<R: PersistentRecord> {
 
     /// Records the previous results had loaded and no commit touched since.
     var inheritedRecords: [Int64: R] = [:]
+
+    /// Whether every row of the results is known.
+    ///
+    /// `false` from a ``performFetch()-68xbj`` or ``setRequest(_:)`` that returned with the
+    /// first screen of a long list until the rest of it is read in the background, which
+    /// is delivered as one change set, ``ChangeSet/isCompletion``. Meanwhile the controller
+    /// shows a prefix of the results: the first rows, exact and in order, and the sections
+    /// they are in; the last section's ``SectionInfo/numberOfObjects`` counts only the rows
+    /// read so far, and ``sections`` and ``sectionIndexTitles`` list only the sections
+    /// shown. Commits that land meanwhile are delivered after the completion, as change
+    /// sets from the complete results.
+    ///
+    /// - Complexity: O(1).
+    public var isComplete: Bool { completion == nil }
+
+    /// Rows of the results read so far while the controller completes them in the
+    /// background (``isComplete`` is `false`), for a progress indicator or a status line
+    /// ("12,000+ items"); the number of rows shown once complete.
+    ///
+    /// - Complexity: O(1).
+    public var rowsKnown: Int {
+        let shown = presented?.ids.count ?? 0
+        guard let completion else { return shown }
+        return Swift.max(shown, completion.reader.rowsRead)
+    }
+
+    /// Waits until the results are complete (``isComplete``): at once when they are.
+    ///
+    /// - Throws: the error that stopped the background read (also in ``lastError`` and told
+    ///   to the delegate); the results then stay at their first screen until the next fetch.
+    /// - Complexity: O(1) to check; it suspends until the rest of the results is read.
+    public func waitUntilComplete() async throws {
+        while let task = completionTask {
+            let started = completionStarted
+            await task.value
+            // A newer fetch started another completion meanwhile: wait for that one.
+            if completionStarted == started { break }
+        }
+        if !isComplete, let lastError { throw lastError }
+    }
 
     let changeSubscribers = Subscribers<ChangeSet>()
     let updateSubscribers = Subscribers<ControllerUpdate>()

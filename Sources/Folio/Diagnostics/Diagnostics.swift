@@ -34,6 +34,9 @@ public final class Diagnostics: Sendable {
         public var recordsMaterialized = 0
         /// Change sets computed for controllers.
         public var changeSets = 0
+        /// Identifier scans that stopped at their first screen, the rest of the results read
+        /// in the background (see `FetchedResultsController.isComplete`).
+        public var firstScreens = 0
 
         /// The counters as one line of text.
         public var description: String {

@@ -17,24 +17,99 @@ enum IdentifierScan {
         progressInterval: Int = 4096,
         progress: ((Int) throws -> Void)? = nil
     ) throws -> (IdentifierList, [SectionRun]) {
+        let scan = try run(
+            db, fragment, section: section, diagnostics: diagnostics, until: nil, progressInterval: progressInterval,
+            progress: progress)
+        return (scan.ids, scan.runs)
+    }
+
+    /// What a scan read: every row, or (`complete == false`) the first rows, when the scan
+    /// stopped at its ``FirstScreenRule``. The runs of a first screen end with the run of its
+    /// last row, whose count is a lower bound.
+    struct Scanned {
+        var ids: IdentifierList
+        var runs: [SectionRun]
+        var complete: Bool
+    }
+
+    /// Steps the query to its end, or until `rule` says the rows read so far are a first
+    /// screen worth showing while the rest is read elsewhere.
+    static func run(
+        _ db: Database,
+        _ fragment: SQLFragment,
+        section: SectionExpression? = nil,
+        diagnostics: Diagnostics,
+        until rule: FirstScreenRule?,
+        progressInterval: Int = 4096,
+        progress: ((Int) throws -> Void)? = nil
+    ) throws -> Scanned {
         let statement = try db.cachedStatement(sql: fragment.sql)
         try statement.setArguments(fragment.statementArguments)
         diagnostics.count { $0.identifierScans += 1 }
         var builder = IdentifierList.Builder()
         var sections = section.map { SectionRunBuilder($0, column: 1) }
         var rows = 0
-        try statement.forEachRow(in: db) { sqlite in
+        let clock = rule.map { FirstScreenRule.Clock($0) }
+        let complete = try statement.stepRows(in: db, stoppingWhen: { sqlite -> Bool in
             builder.append(sqlite3_column_int64(sqlite, 0))
             rows += 1
             sections?.add(sqlite)
             if let progress, rows % progressInterval == 0 { try progress(rows) }
-        }
-        if let progress { try progress(rows) }
+            return clock?.isDue(rows: rows, sqlite) ?? false
+        })
+        if complete, let progress { try progress(rows) }
         if diagnostics.logsQueryPlans {
             let plan = try QueryPlan.read(db, fragment)
             diagnostics.note("QUERY PLAN: \(plan.summary)\(plan.readsEveryRow ? " (reads every row)" : "")")
         }
-        return (builder.finish(), try sections?.finish() ?? [])
+        if !complete { diagnostics.count { $0.firstScreens += 1 } }
+        return Scanned(ids: builder.finish(), runs: try sections?.finish() ?? [], complete: complete)
+    }
+}
+
+/// When an identifier scan may stop and show what it has read as a first screen, while the
+/// rest of the results is read in the background.
+///
+/// A scan stops only once it has read ``rows`` rows **and** run ``steps`` SQLite virtual
+/// machine steps **and** ``nanoseconds`` of time. The steps make small lists complete
+/// deterministically, whatever the load on the machine: a scan that ends within them is
+/// never cut, so lists of a few thousand rows behave as if there were no first screen. The
+/// time keeps the first screen within its budget on any plan: a filtered scan that looks up
+/// every row in the table costs ten times the time per step of a scan of an index alone.
+struct FirstScreenRule: Sendable, Equatable {
+    /// The rows a first screen has at least (a screen, or the request's batch).
+    var rows: Int
+    /// SQLite virtual-machine steps (`SQLITE_STMTSTATUS_VM_STEP`) before any stop.
+    var steps: Int32
+    /// Time since the scan started before any stop.
+    var nanoseconds: UInt64
+
+    /// The rule a controller fetches with: at least `rows` rows, about 8,000 rows looked at
+    /// and 5 ms.
+    static func automatic(rows: Int) -> FirstScreenRule {
+        FirstScreenRule(rows: Swift.max(rows, 100), steps: 50_000, nanoseconds: 5_000_000)
+    }
+
+    /// Stops as soon as `rows` rows are read (tests: a list is incomplete whatever its size).
+    static func immediately(rows: Int) -> FirstScreenRule {
+        FirstScreenRule(rows: Swift.max(rows, 1), steps: 0, nanoseconds: 0)
+    }
+
+    /// Checks the rule as rows are stepped: the step count first (one field read), the
+    /// clock only past it.
+    struct Clock {
+        let rule: FirstScreenRule
+        let start = DispatchTime.now().uptimeNanoseconds
+
+        init(_ rule: FirstScreenRule) { self.rule = rule }
+
+        @inline(__always)
+        func isDue(rows: Int, _ sqlite: OpaquePointer) -> Bool {
+            guard rows >= rule.rows, sqlite3_stmt_status(sqlite, SQLITE_STMTSTATUS_VM_STEP, 0) >= rule.steps else {
+                return false
+            }
+            return rule.nanoseconds == 0 || DispatchTime.now().uptimeNanoseconds - start >= rule.nanoseconds
+        }
     }
 }
 

@@ -92,6 +92,14 @@ public final class FetchedResultsModel<R: PersistentRecord> {
     /// - Complexity: O(1).
     public internal(set) var lastError: FolioError?
 
+    /// Whether every row of the results is known: `false` while a long list, shown from its
+    /// first screen, is read in the background (see
+    /// ``FetchedResultsController/isComplete``). The sections and items then hold the
+    /// first rows; the completion is one notification.
+    ///
+    /// - Complexity: O(1).
+    public internal(set) var isComplete = true
+
     var content: Content
 
     /// The controller the model follows (internal: tests hold it weakly to see it released).
@@ -199,12 +207,21 @@ public final class FetchedResultsModel<R: PersistentRecord> {
         await controller.waitForChanges()
     }
 
+    /// Waits until the results are complete (``isComplete``): at once when they are.
+    ///
+    /// - Throws: the error that stopped the background read (also in ``lastError``).
+    /// - Complexity: O(1) to check; it suspends until the rest of the results is read.
+    public func waitUntilComplete() async throws {
+        try await controller.waitUntilComplete()
+    }
+
     // MARK: Following the controller
 
     /// A change set arrived from `source`: one notification, unless it changes nothing.
     func controller(_ source: FetchedResultsController<R>, didDeliver changes: ChangeSet) {
         guard source === controller, !applyingRequest, !changes.isEmpty else { return }
         content = makeContent(request: content.request, sectionBy: content.sectionKey)
+        if isComplete != controller.isComplete { isComplete = controller.isComplete }
         lastError = nil
     }
 
@@ -218,6 +235,7 @@ public final class FetchedResultsModel<R: PersistentRecord> {
     /// (the error and loading state notify only their own observers, and only if they change).
     func showFetched(request: RecordRequest<R>, sectionBy: SectionKey<R>?) {
         content = makeContent(request: request, sectionBy: sectionBy)
+        if isComplete != controller.isComplete { isComplete = controller.isComplete }
         hasResults = true
         lastError = nil
         loadingState = .loaded

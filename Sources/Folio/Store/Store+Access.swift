@@ -42,6 +42,29 @@ extension Store {
         }
     }
 
+    /// A connection of its own, holding one read transaction until it is released: reads on
+    /// it all see the database as it was when it was made, however long they take, without
+    /// holding one of the pool's readers. `nil` for an in-memory store (one connection).
+    func makeSnapshot() throws -> DatabaseSnapshot? {
+        try requireOpen()
+        guard let pool = writer as? DatabasePool else { return nil }
+        do {
+            return try folio { try pool.makeSnapshot() }
+        } catch {
+            throw movedOr(error)
+        }
+    }
+
+    /// Runs `body` on `snapshot` (``makeSnapshot()``), behind the same guards as every read.
+    func read<T>(_ snapshot: DatabaseSnapshot, _ body: (Database) throws -> T) throws -> T {
+        try requireOpen()
+        do {
+            return try folio { try snapshot.read { db in try guarded(db, writing: false, body) } }
+        } catch {
+            throw movedOr(error)
+        }
+    }
+
     /// Runs `body` on the writer's queue, outside any transaction, after the write in
     /// progress (if any) ends.
     func onWriterQueue(_ body: (Database) throws -> Void) throws {

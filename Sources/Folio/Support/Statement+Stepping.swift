@@ -20,6 +20,20 @@ extension Statement {
             try body(sqlite)
         }
     }
+
+    /// Steps like ``forEachRow(in:_:)`` until `body` returns `true` (stop); returns whether every
+    /// row was stepped. Resets the statement either way.
+    @inline(__always)
+    func stepRows(in db: Database, stoppingWhen body: (OpaquePointer) throws -> Bool) throws -> Bool {
+        let sqlite = sqliteStatement
+        defer { sqlite3_reset(sqlite) }
+        while true {
+            let code = sqlite3_step(sqlite)
+            if code == SQLITE_DONE { return true }
+            guard code == SQLITE_ROW else { throw FolioError.stepFailure(code, db, sql: sql) }
+            if try body(sqlite) { return false }
+        }
+    }
 }
 
 extension FolioError {

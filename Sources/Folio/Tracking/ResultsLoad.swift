@@ -30,6 +30,8 @@ struct ResultsLoad: Sendable {
     let fingerprint: SectionCache.Fingerprint
     /// Subscribed to the store's change hub when the controller tracks.
     let live: LiveResults?
+    /// When the read may stop at the first screen; `nil`: never.
+    let firstScreen: FirstScreenRule?
 
     struct Loaded: Sendable {
         /// The full results; ``ResultsUpdater/present(_:)`` gives what is shown.
@@ -37,13 +39,17 @@ struct ResultsLoad: Sendable {
         var outcome: SectionCache.Outcome
         /// The table's change token at the state read.
         var token: TableToken
+        /// `false` for a first screen: `full` holds the first rows only, and the rest is
+        /// read by a ``Completion``.
+        var complete = true
     }
 
     /// Creates the load, subscribing a tracker to `store` when `tracking`.
     init(
         query: CompiledQuery, section: SectionExpression?, cacheURL: URL?, fingerprint: SectionCache.Fingerprint,
-        tracking: Bool, store: Store
+        tracking: Bool, firstScreen: FirstScreenRule? = nil, store: Store
     ) {
+        self.firstScreen = firstScreen
         self.updater = ResultsUpdater(query: query, section: section, diagnostics: store.diagnostics)
         self.cacheURL = cacheURL
         self.fingerprint = fingerprint
@@ -59,8 +65,10 @@ struct ResultsLoad: Sendable {
     /// What the controller shows of the full results: the request's window.
     func present(_ full: ResultsState) -> ResultsState { updater.present(full) }
 
-    /// Reads the state — from the cache when it is valid — in the read transaction `db` is in.
-    func read(_ db: Database) throws -> Loaded {
+    /// Reads the state — from the cache when it is valid — in the read transaction `db` is in,
+    /// stopping at the first screen when `firstScreen` says so (windowed results are always
+    /// read whole: their window is taken from the full results).
+    func read(_ db: Database, firstScreen: FirstScreenRule? = nil) throws -> Loaded {
         let token = try Store.changeToken(tables: updater.tokenTables, db)
         var outcome = SectionCache.Outcome.notUsed
         if let cacheURL {
@@ -69,7 +77,14 @@ struct ResultsLoad: Sendable {
             case .failure(let reason): outcome = .rebuilt(reason)
             }
         }
-        return Loaded(full: try updater.scan(db), outcome: outcome, token: token)
+        let rule = updater.query.isWindowed ? nil : firstScreen
+        let (state, complete) = try updater.scan(db, until: rule)
+        return Loaded(full: state, outcome: outcome, token: token, complete: complete)
+    }
+
+    /// ``read(_:firstScreen:)`` with the load's own first-screen rule.
+    func readFirstScreen(_ db: Database) throws -> Loaded {
+        try read(db, firstScreen: firstScreen)
     }
 
     /// Hands what was read to the tracker; returns the live results if a catch-up is due

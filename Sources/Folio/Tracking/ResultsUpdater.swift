@@ -58,10 +58,19 @@ struct ResultsUpdater: Sendable {
     /// Every matching identifier (the window is applied when presenting) and its sections.
     /// Calls a `.computed` section key's closure: never while holding a lock.
     func scan(_ db: Database) throws -> ResultsState {
-        let (ids, runs) = try IdentifierScan.run(
+        try scan(db, until: nil).state
+    }
+
+    /// ``scan(_:)``, stopping at the first screen when `rule` says so (`complete` is then
+    /// `false`: the state is the first rows, its last section's count a lower bound).
+    /// `progress` is called every 4,096 rows with the rows read so far; it may throw to stop.
+    func scan(_ db: Database, until rule: FirstScreenRule?, progress: ((Int) throws -> Void)? = nil) throws -> (
+        state: ResultsState, complete: Bool
+    ) {
+        let scanned = try IdentifierScan.run(
             db, SQLBuilder.identifiers(query, section: section?.fragment, windowed: false), section: section,
-            diagnostics: diagnostics)
-        return ResultsState(ids: ids, runs: runs, sectioned: section != nil)
+            diagnostics: diagnostics, until: rule, progress: progress)
+        return (ResultsState(ids: scanned.ids, runs: scanned.runs, sectioned: section != nil), scanned.complete)
     }
 
     /// What the controller shows of the full results: the request's window.

@@ -60,6 +60,14 @@ public struct ChangeSet: Sendable, Equatable, CustomStringConvertible {
     /// follow): discard what you show and reload from the controller. When set, the
     /// other lists are empty.
     public var isReload = false
+    /// The results were completed (see ``FetchedResultsController/isComplete``): rows were
+    /// added after the last row shown and sections after the last section shown, and nothing
+    /// shown changed — its rows, their order and the names of its sections are as they were.
+    /// The last section shown may have grown. A table view calls `reloadData()` (the rows on
+    /// screen stay where they are); a diffable data source applies the new snapshot. When
+    /// set, the other lists are empty: the rows read in the background are not listed one
+    /// by one.
+    public var isCompletion = false
 
     /// An empty change set.
     public init() {}
@@ -71,15 +79,24 @@ public struct ChangeSet: Sendable, Equatable, CustomStringConvertible {
         return change
     }
 
+    /// The change set that completes results shown from their first screen
+    /// (``isCompletion``).
+    public static var completion: ChangeSet {
+        var change = ChangeSet()
+        change.isCompletion = true
+        return change
+    }
+
     /// Whether the change set changes nothing.
     public var isEmpty: Bool {
-        !isReload && deletedSections.isEmpty && insertedSections.isEmpty && deletedItems.isEmpty
+        !isReload && !isCompletion && deletedSections.isEmpty && insertedSections.isEmpty && deletedItems.isEmpty
             && insertedItems.isEmpty && movedItems.isEmpty && updatedItems.isEmpty
     }
 
     /// A compact text form, such as `ChangeSet(-[0.3] +[0.0] ~[1.2>0.1*])`.
     public var description: String {
         if isReload { return "ChangeSet(reload)" }
+        if isCompletion { return "ChangeSet(completion)" }
         func paths(_ p: [IndexPath]) -> String { p.map { "\($0.section).\($0.item)" }.joined(separator: " ") }
         var parts: [String] = []
         if !deletedSections.isEmpty { parts.append("-s[\(deletedSections.map(String.init).joined(separator: " "))]") }

@@ -157,7 +157,7 @@ final class EventRecorder: FetchedResultsControllerDelegate {
         new: TableViewModel
     ) -> [Event] {
         var events: [Event] = [.will]
-        if !change.isReload {
+        if !change.isReload && !change.isCompletion {
             for s in change.deletedSections { events.append(.section(.delete, index: s, name: oldNames[s])) }
             for s in change.insertedSections { events.append(.section(.insert, index: s, name: newNames[s])) }
             for p in change.deletedItems {

@@ -130,6 +130,27 @@ struct TableViewModel: Equatable, CustomStringConvertible {
             let new = Set(identifiers)
             return Applied(deleted: Array(old.subtracting(new)), inserted: Array(new.subtracting(old)))
         }
+        if change.isCompletion {
+            guard change.isEmpty == false, change.deletedSections.isEmpty, change.insertedSections.isEmpty,
+                change.deletedItems.isEmpty, change.insertedItems.isEmpty, change.movedItems.isEmpty,
+                change.updatedItems.isEmpty, !change.isReload
+            else { throw Self.fail("a completion with changes listed") }
+            // Only rows after the last row shown and sections after the last section shown.
+            let new = TableViewModel(dataSource)
+            guard new.sections.count >= sections.count else {
+                throw Self.fail("a completion removed sections: \(sections.count) shown, \(new.sections.count) after")
+            }
+            for (index, shown) in sections.enumerated() {
+                let after = new.sections[index]
+                let isLast = index == sections.count - 1
+                guard isLast ? Array(after.prefix(shown.count)) == shown : after == shown else {
+                    throw Self.fail("a completion changed section \(index): \(shown.map(\.rawValue)) became \(after.prefix(shown.count + 3).map(\.rawValue))…")
+                }
+            }
+            let old = Set(identifiers)
+            self = new
+            return Applied(inserted: identifiers.filter { !old.contains($0) })
+        }
         // The documented order of every list.
         try Self.checkAscending(change.deletedSections, "deletedSections")
         try Self.checkAscending(change.insertedSections, "insertedSections")

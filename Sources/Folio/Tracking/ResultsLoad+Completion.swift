@@ -1,0 +1,121 @@
+import Foundation
+import GRDB
+
+extension ResultsLoad {
+    /// The rest of results shown from their first screen, read in the background.
+    ///
+    /// The first screen was read in one of the pool's read transactions, which ended with it.
+    /// The rest is read on a snapshot: a connection of its own holding one read transaction,
+    /// so that a read of many seconds takes none of the pool's readers. When the change token
+    /// of the list's tables in the snapshot is the first screen's, the first screen is the
+    /// beginning of what the snapshot reads and is shown as it is; when it is not (a commit
+    /// landed in between), the first screen is read again in the snapshot before anything is
+    /// shown. So the completed results always extend exactly what was shown, and the tracker
+    /// — subscribed before the first read, noting every commit since — catches up from the
+    /// snapshot's state once they are installed.
+    ///
+    /// The read stops within 4,096 rows of ``cancel()`` (a newer fetch, a request change, the
+    /// controller going away).
+    // Sendable: its mutable state is in `state`, behind a lock never held while reading.
+    final class Completion: Sendable {
+        private struct State {
+            var cancelled = false
+            var rowsRead = 0
+            var result: Result<Loaded, any Error>?
+            var waiters: [CheckedContinuation<Loaded, any Error>] = []
+        }
+
+        private let state = Locked(State())
+
+        private init() {}
+
+        /// Starts reading the rest of `load`'s results after `first`, its first screen.
+        /// Returns the first screen to show — `first`, or the one read again in
+        /// the snapshot, which may then be complete — and the completion, `nil` when there is
+        /// nothing left to read.
+        static func start(_ load: ResultsLoad, after first: Loaded, store: Store) throws -> (
+            shown: Loaded, completion: Completion?
+        ) {
+            guard let snapshot = try store.makeSnapshot() else {
+                // One connection (an in-memory store): read everything now.
+                return (try store.readSync { db in try load.read(db) }, nil)
+            }
+            var shown = first
+            let token = try store.read(snapshot) { db in try Store.changeToken(tables: load.tables, db) }
+            if !tableUnchanged(since: first.token, now: token) {
+                shown = try store.read(snapshot) { db in try load.readFirstScreen(db) }
+                if shown.complete { return (shown, nil) }
+            }
+            let completion = Completion()
+            let outcome = shown.outcome
+            DispatchQueue.global(qos: .userInitiated).async {
+                let result = Result {
+                    try store.read(snapshot) { db in
+                        let (full, _) = try load.updater.scan(db, until: nil) { rows in try completion.note(rows) }
+                        return Loaded(full: full, outcome: outcome, token: token)
+                    }
+                }
+                completion.finish(result)
+            }
+            return (shown, completion)
+        }
+
+        /// Rows read so far (progress: a lower bound of the results' count).
+        var rowsRead: Int { state.withLock { $0.rowsRead } }
+
+        /// Stops the read at its next 4,096 rows; ``value()`` then throws `CancellationError`.
+        func cancel() {
+            state.withLock { $0.cancelled = true }
+        }
+
+        /// The complete results, once read.
+        func value() async throws -> Loaded {
+            try await withCheckedThrowingContinuation { continuation in
+                let result: Result<Loaded, any Error>? = state.withLock { state in
+                    if state.result == nil { state.waiters.append(continuation) }
+                    return state.result
+                }
+                if let result { continuation.resume(with: result) }
+            }
+        }
+
+        private func note(_ rows: Int) throws {
+            let cancelled = state.withLock { state in
+                state.rowsRead = rows
+                return state.cancelled
+            }
+            if cancelled { throw CancellationError() }
+        }
+
+        private func finish(_ result: Result<Loaded, any Error>) {
+            let waiters = state.withLock { state in
+                state.result = result
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume(with: result) }
+        }
+    }
+}
+
+extension ResultsState {
+    /// Whether `self` begins with `prefix` — the same first rows, in the same sections by
+    /// the same values, the last of them possibly longer — so that going from `prefix` to
+    /// `self` only adds rows and sections after it. O(rows of `prefix`).
+    func extends(_ prefix: ResultsState) -> Bool {
+        guard prefix.ids.count <= ids.count, prefix.runs.count <= runs.count, prefix.sectioned == sectioned else {
+            return false
+        }
+        for (index, run) in prefix.runs.enumerated() {
+            guard runs[index].value == run.value else { return false }
+            let isLast = index == prefix.runs.count - 1
+            guard isLast ? runs[index].count >= run.count : runs[index].count == run.count else { return false }
+        }
+        var position = 0
+        for id in prefix.ids {
+            guard ids[position] == id else { return false }
+            position += 1
+        }
+        return true
+    }
+}
