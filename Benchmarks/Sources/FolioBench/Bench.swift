@@ -25,10 +25,14 @@ final class Bench {
     init(options: Options, machine: Machine) throws {
         self.options = options
         self.dataset = Dataset(rows: options.rows, days: options.days)
-        log("generating \(Report.count(options.rows)) rows over \(options.days) days")
         let start = now()
-        store = try Store.temporary(records: [Article.self])
-        try dataset.fill(store)
+        if let path = options.dataPath {
+            store = try Self.reusedStore(path, dataset: dataset)
+        } else {
+            log("generating \(Report.count(options.rows)) rows over \(options.days) days")
+            store = try Store.temporary(records: [Article.self])
+            try dataset.fill(store)
+        }
         baselines = try Baselines(path: store.path!)
         try baselines.checkpoint()
         let seconds = Double(now() - start) / 1e9
@@ -57,6 +61,29 @@ final class Bench {
         )
     }
 
+    /// The store of `--data-file`: opened when it holds the dataset's rows (a file generated
+    /// by an earlier run with the same `--rows` and `--days`), generated into otherwise.
+    static func reusedStore(_ path: String, dataset: Dataset) throws -> Store {
+        if FileManager.default.fileExists(atPath: path) {
+            let store = try Store(path: path, records: [Article.self])
+            let (count, last) = try store.read { db in
+                (try Int.fetchOne(db, sql: "SELECT count(*) FROM article") ?? 0,
+                 try Double.fetchOne(db, sql: "SELECT max(published) FROM article") ?? 0)
+            }
+            if count == dataset.rows, last == dataset.lastPublished {
+                log("reusing \(path): \(Report.count(count)) rows")
+                return store
+            }
+            log("\(path) holds \(Report.count(count)) rows, not the dataset's \(Report.count(dataset.rows)): generating it again")
+            try store.close()
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+        log("generating \(Report.count(dataset.rows)) rows over \(dataset.days) days into \(path)")
+        let store = try Store(path: path, records: [Article.self])
+        try dataset.fill(store)
+        return store
+    }
+
     func request(batchSize: Int, predicate: Predicate<Article>? = nil) -> RecordRequest<Article> {
         var request = RecordRequest<Article>(
             predicate: predicate, sortBy: [SortDescriptor(\Article.published, order: .reverse)])
@@ -71,7 +98,11 @@ final class Bench {
     }
 
     /// The synchronous `performFetch` (in an async context the async overload would be chosen).
+    /// It reads the whole results before returning (`completesInBackground = false`): the
+    /// measurements that use a list after fetching need every row; the first-screen rows
+    /// fetch with the default instead.
     func performFetch<R: PersistentRecord>(_ controller: FetchedResultsController<R>) throws {
+        controller.completesInBackground = false
         try controller.performFetch()
     }
 
@@ -86,7 +117,7 @@ final class Bench {
         if options.wants("fetches") { try fetches() }
         if options.wants("memory") { try fetchMemory() }
         if options.wants("firstBatch") { try firstBatch() }
-        if options.wants("firstScreen") { try firstScreen() }
+        if options.wants("firstScreen") { try await firstScreen() }
         if options.wants("compoundIndex") { try compoundIndex() }
         if options.wants("randomAccess") { try randomAccess() }
         if options.wants("scroll") { try scrollAndFetchAll() }

@@ -243,6 +243,7 @@ extension Bench {
     /// Checks that a live controller shows exactly what a fresh fetch gives.
     func verify(_ live: FetchedResultsController<Article>) throws {
         let fresh = FetchedResultsController(live.fetchRequest, store: store, sectionBy: live.sectionKey)
+        fresh.completesInBackground = false
         try performFetch(fresh)
         guard live.snapshot == fresh.snapshot else {
             throw BenchError.wrongResults("the live controller's snapshot differs from a fresh fetch's")

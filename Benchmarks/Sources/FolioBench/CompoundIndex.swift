@@ -17,6 +17,7 @@ extension Bench {
 
         func measure(_ predicate: Predicate<Article>?) throws -> Lap {
             let c = FetchedResultsController(request(batchSize: 50, predicate: predicate), store: store)
+            c.completesInBackground = false
             let watch = Stopwatch()
             try performFetch(c)
             let lap = watch.lap()

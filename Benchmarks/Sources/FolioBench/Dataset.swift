@@ -92,6 +92,9 @@ struct Dataset {
     /// Seconds between two consecutive `published` values.
     let spacing: Double
 
+    /// The largest `published` value of the generated table (tells a reused file's dataset).
+    var lastPublished: Double { base + Double(rows - 1) * spacing }
+
     init(rows: Int, days: Int) {
         self.rows = rows
         self.days = days

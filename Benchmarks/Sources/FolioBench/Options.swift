@@ -16,6 +16,11 @@ struct Options {
     var only: Set<String> = []
     /// A copy of DESIGN.md whose "Performance targets" table to compare with ``Targets/all``.
     var checkTargetsPath: String?
+    /// A database file to generate once and reuse (read-only measurements only).
+    var dataPath: String?
+
+    /// The measurements that only read: the ones a reused data file allows.
+    static let readOnly: Set<String> = ["fetches", "firstBatch", "firstScreen", "randomAccess", "scroll"]
 
     static let measurements = [
         "fetches", "memory", "firstBatch", "firstScreen", "randomAccess", "scroll", "changes", "liveControllers",
@@ -37,6 +42,9 @@ struct Options {
           --json PATH      also write the results as JSON
           --markdown PATH  also write the Markdown table (with the machine) to PATH
           --only A,B       only these measurements (for profiling): \(measurements.joined(separator: ", "))
+          --data-file PATH generate the table into PATH once and reuse it in later runs with the same --rows
+                           and --days (1.5 GB at 10,000,000 rows; keep it out of the repository); only with
+                           --only and measurements that do not write: \(readOnly.sorted().joined(separator: ", "))
           --check-targets PATH
                            compare the targets folio-bench checks with the "Performance targets" table
                            of the design (DESIGN.md at PATH) and exit: 0 when identical, 1 otherwise
@@ -66,6 +74,7 @@ struct Options {
             case "--json": options.jsonPath = value("--json")
             case "--markdown": options.markdownPath = value("--markdown")
             case "--check-targets": options.checkTargetsPath = value("--check-targets")
+            case "--data-file": options.dataPath = value("--data-file")
             case "--only":
                 options.only = Set(value("--only").split(separator: ",").map(String.init))
                 if let unknown = options.only.first(where: { !measurements.contains($0) }) {
@@ -77,6 +86,9 @@ struct Options {
             index += 1
         }
         if options.quick && !rowsGiven { options.rows = 100_000 }
+        if options.dataPath != nil, options.only.isEmpty || !options.only.isSubset(of: readOnly) {
+            fail("--data-file needs --only with measurements that do not write: \(readOnly.sorted().joined(separator: ", "))")
+        }
         if options.rows < 10_000 { fail("--rows must be at least 10,000") }
         return options
     }

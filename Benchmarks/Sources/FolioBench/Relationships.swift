@@ -155,6 +155,7 @@ extension Bench {
         log("relationships: live list sorted and sectioned by the source's name, performFetch")
         let recorder = FeedItemChangeRecorder()
         let live = FetchedResultsController(request, store: store, sectionBy: sectionKey)
+        live.completesInBackground = false
         live.delegate = recorder
         try performFetch(live)
         let sections = live.sections.count
@@ -176,6 +177,7 @@ extension Bench {
 
             let baselineWatch = Stopwatch()
             let fresh = FetchedResultsController(request, store: store, sectionBy: sectionKey)
+            fresh.completesInBackground = false
             try performFetch(fresh)
             let difference = fresh.snapshot.difference(from: before)
             let baselineLap = baselineWatch.lap()

@@ -191,6 +191,7 @@ extension Bench {
 
     private func verify(_ live: FetchedResultsController<HandOrdered>, _ store: Store) throws {
         let fresh = FetchedResultsController(live.fetchRequest, store: store)
+        fresh.completesInBackground = false
         try performFetch(fresh)
         guard live.snapshot == fresh.snapshot else {
             throw BenchError.wrongResults("reorder: the live controller's snapshot differs from a fresh fetch's")

@@ -116,6 +116,7 @@ extension Bench {
         func write(_ body: (WriteTransaction) throws -> Void) throws { try store.write(body) }
         func fetched(_ request: RecordRequest<TextArticle>) throws -> FetchedResultsController<TextArticle> {
             let controller = FetchedResultsController(request, store: store)
+            controller.completesInBackground = false
             try controller.performFetch()
             return controller
         }
@@ -183,6 +184,7 @@ extension Bench {
         for (id, search) in [("search", "ipad"), ("unfiltered", nil)] as [(String, String?)] {
             let recorder = TextChangeRecorder()
             let controller = FetchedResultsController(textRequest(search: search, sortBy: newest), store: store)
+            controller.completesInBackground = false
             controller.delegate = recorder
             try performFetch(controller)
             var samples: [String: Samples] = [:]

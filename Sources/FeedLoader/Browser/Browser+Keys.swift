@@ -41,7 +41,7 @@ extension Browser {
         case .pageDown, .control("f"), .character(" "): moveCursor(byRows: page)
         case .home, .character("g"): moveToTop()
         case .end, .character("G"): moveToBottom()
-        case .character("/"): setMode(.prompt(Prompt(kind: .filter, text: filter)))
+        case .character("/"): setMode(.prompt(Prompt(kind: .filter, text: filter, original: filter)))
         case .character(let c) where c.isASCII && c.isNumber && source.grouping == .day:
             setMode(.prompt(Prompt(kind: .jump, text: String(c))))
         case .character("s"): toggleSort()
@@ -85,6 +85,7 @@ extension Browser {
         switch key {
         case .escape, .control("c"):
             setMode(prompt.returnMode)
+            if prompt.kind == .filter, filter != prompt.original { applyFilter(prompt.original) }
         case .enter:
             setMode(prompt.returnMode)
             switch prompt.kind {
@@ -98,14 +99,24 @@ extension Browser {
             } else {
                 prompt.text.removeLast()
                 setMode(.prompt(prompt))
+                filterAsTyped(prompt)
             }
         case .control("u"):
             prompt.text = ""
             setMode(.prompt(prompt))
+            filterAsTyped(prompt)
         case .character(let c):
             prompt.text.append(c)
             setMode(.prompt(prompt))
+            filterAsTyped(prompt)
         default: break
         }
+    }
+
+    /// The filter prompt filters the list at each keystroke: the new request shows its first
+    /// screen at once, and stops the background read of the previous keystroke's.
+    private func filterAsTyped(_ prompt: Prompt) {
+        guard prompt.kind == .filter, prompt.text != filter else { return }
+        applyFilter(prompt.text)
     }
 }

@@ -80,7 +80,9 @@ extension Browser {
     private func statusLine(_ width: Int) -> String {
         let counters = store.diagnostics.counters
         let text =
-            " rows \(model.rowCount.formatted()) │ sections \(model.sections.count.formatted())"
+            (source.isComplete
+                ? " rows \(model.rowCount.formatted()) │ sections \(model.sections.count.formatted())"
+                : " rows \(source.rowsKnown.formatted())+ counting… │ sections \(model.sections.count.formatted())+")
             + " │ statements \(counters.statements.formatted()) │ batches \(counters.batchesLoaded.formatted())"
             + " │ records \(counters.recordsMaterialized.formatted()) │ batch size \(source.request.batchSize)"
         return ANSI.reverse + TextLayout.fit(text, width)

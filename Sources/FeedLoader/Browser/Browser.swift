@@ -46,6 +46,9 @@ final class Browser {
         var text: String
         /// Opened from the detail view, which it shows and goes back to.
         var fromDetail = false
+        /// The filter when the prompt opened: Esc goes back to it (the list filters as the
+        /// user types).
+        var original = ""
 
         /// The mode the prompt's Enter or Esc goes back to.
         var returnMode: Mode { fromDetail ? .detail : .list }

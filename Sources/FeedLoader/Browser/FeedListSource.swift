@@ -83,6 +83,10 @@ final class FeedListSource: FetchedResultsControllerDelegate {
     nonisolated static let timeZone = TimeZone(secondsFromGMT: TimeZone.current.secondsFromGMT()) ?? .gmt
 
     var request: RecordRequest<Feed> { controller.fetchRequest }
+    /// Whether every item of the list is known (a long list completes in the background).
+    var isComplete: Bool { controller.isComplete }
+    /// Items read so far while the list completes.
+    var rowsKnown: Int { controller.rowsKnown }
 
     func performFetch() throws { try controller.performFetch() }
 

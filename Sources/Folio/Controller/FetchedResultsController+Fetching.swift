@@ -7,9 +7,9 @@ extension FetchedResultsController {
     /// Fetches the identifiers and sections (or reuses a valid persistent cache), and
     /// returns as soon as the first screen is known. Loads no record.
     ///
-    /// A list whose identifier scan ends within the first-screen budget (about 8,000 rows
-    /// looked at and 5 ms) is complete when this returns. A longer one returns with its first
-    /// rows — at least the request's `batchSize`, and 100 — and the sections they are in
+    /// A list whose identifier scan ends within the first-screen budget (about 3,000 rows
+    /// looked at and 4 ms) is complete when this returns. A longer one returns with its first
+    /// rows — at least the request's `batchSize`, and 50 — and the sections they are in
     /// (``isComplete`` is `false`); the rest is read in the background and arrives as one
     /// change set, ``ChangeSet/isCompletion``. The article *Large Lists* says what the
     /// controller answers meanwhile.
@@ -138,14 +138,14 @@ extension FetchedResultsController {
     private func makeLoad(_ request: RecordRequest<R>) throws -> ResultsLoad {
         let (query, section) = try validatedQuery(request)
         let cacheURL = try cacheName.map { try SectionCache.url(forName: $0, in: store) }
-        let firstScreen = firstScreenRule.map { rule in
+        let firstScreen = (completesInBackground ? firstScreenRule : nil).map { rule in
             var rule = rule
             rule.rows = Swift.max(rule.rows, request.batchSize)
             return rule
         }
         return ResultsLoad(
             query: query, section: section, cacheURL: cacheURL, fingerprint: fingerprint(query), tracking: wantsTracking,
-            firstScreen: firstScreen, store: store)
+            firstScreen: firstScreen, completionHook: completionHook, store: store)
     }
 
     private func fingerprint(_ query: CompiledQuery) -> SectionCache.Fingerprint {
@@ -203,12 +203,12 @@ extension FetchedResultsController {
                 result = .failure(error)
             }
             guard let self, self.completion?.generation == generation, self.generation == generation else { return }
-            self.completion = nil
             switch result {
             case .success(let loaded):
+                self.completion = nil
                 self.installCompletion(load, loaded)
             case .failure(let error):
-                // The first screen stays shown; a later fetch reads again.
+                // The first screen stays shown, incomplete; a later fetch reads again.
                 if !(error is CancellationError) { self.report(FolioError.converting(error)) }
             }
         }

@@ -151,6 +151,8 @@ public final class FetchedResultsController<R: PersistentRecord> {
     /// When a fetch stops at its first screen (at least the request's batch); `nil`: never.
     /// Tests set it to make a list of any size incomplete, or never.
     var firstScreenRule: FirstScreenRule? = .automatic(rows: 0)
+    /// Tests: see `ResultsLoad.completionHook`.
+    var completionHook: (@Sendable (Int) -> Void)?
 
     /// The cache file and fingerprint of the current fetch, when commits should rewrite it.
     var liveCache: (url: URL, fingerprint: SectionCache.Fingerprint)?
@@ -164,6 +166,18 @@ public final class FetchedResultsController<R: PersistentRecord> {
 
     /// Records the previous results had loaded and no commit touched since.
     var inheritedRecords: [Int64: R] = [:]
+
+    /// Whether a fetch of a long list returns with its first screen and reads the rest in
+    /// the background (`true`, the default), or reads every row before it returns, as
+    /// Core Data's `performFetch()` does.
+    ///
+    /// Set it to `false` where the whole results are needed at once and nothing waits for
+    /// the completion: code that reads counts right after fetching, or a program whose main
+    /// actor never runs a loop (the completion is installed on the main actor). A list that
+    /// fits its first screen is complete at once either way. Read by the next fetch.
+    ///
+    /// - Complexity: O(1).
+    public var completesInBackground = true
 
     /// Whether every row of the results is known.
     ///

@@ -70,7 +70,8 @@ enum IdentifierScan {
 /// When an identifier scan may stop and show what it has read as a first screen, while the
 /// rest of the results is read in the background.
 ///
-/// A scan stops only once it has read ``rows`` rows **and** run ``steps`` SQLite virtual
+/// A scan stops only once it has read more than ``rows`` rows (so a list of exactly that
+/// many is read to its end) **and** run ``steps`` SQLite virtual
 /// machine steps **and** ``nanoseconds`` of time. The steps make small lists complete
 /// deterministically, whatever the load on the machine: a scan that ends within them is
 /// never cut, so lists of a few thousand rows behave as if there were no first screen. The
@@ -84,13 +85,14 @@ struct FirstScreenRule: Sendable, Equatable {
     /// Time since the scan started before any stop.
     var nanoseconds: UInt64
 
-    /// The rule a controller fetches with: at least `rows` rows, about 8,000 rows looked at
-    /// and 5 ms.
+    /// The rule a controller fetches with: at least `rows` rows (and 50), 20,000 steps (about
+    /// 3,000 rows looked at) and 4 ms.
     static func automatic(rows: Int) -> FirstScreenRule {
-        FirstScreenRule(rows: Swift.max(rows, 100), steps: 50_000, nanoseconds: 5_000_000)
+        FirstScreenRule(rows: Swift.max(rows, 50), steps: 20_000, nanoseconds: 4_000_000)
     }
 
-    /// Stops as soon as `rows` rows are read (tests: a list is incomplete whatever its size).
+    /// Stops as soon as more than `rows` rows are read (tests: a list is incomplete whatever
+    /// its size).
     static func immediately(rows: Int) -> FirstScreenRule {
         FirstScreenRule(rows: Swift.max(rows, 1), steps: 0, nanoseconds: 0)
     }
@@ -105,7 +107,7 @@ struct FirstScreenRule: Sendable, Equatable {
 
         @inline(__always)
         func isDue(rows: Int, _ sqlite: OpaquePointer) -> Bool {
-            guard rows >= rule.rows, sqlite3_stmt_status(sqlite, SQLITE_STMTSTATUS_VM_STEP, 0) >= rule.steps else {
+            guard rows > rule.rows, sqlite3_stmt_status(sqlite, SQLITE_STMTSTATUS_VM_STEP, 0) >= rule.steps else {
                 return false
             }
             return rule.nanoseconds == 0 || DispatchTime.now().uptimeNanoseconds - start >= rule.nanoseconds

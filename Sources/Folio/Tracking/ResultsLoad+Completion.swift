@@ -36,6 +36,8 @@ extension ResultsLoad {
         static func start(_ load: ResultsLoad, after first: Loaded, store: Store) throws -> (
             shown: Loaded, completion: Completion?
         ) {
+            let hook = load.completionHook
+            hook?(-1)
             guard let snapshot = try store.makeSnapshot() else {
                 // One connection (an in-memory store): read everything now.
                 return (try store.readSync { db in try load.read(db) }, nil)
@@ -49,9 +51,13 @@ extension ResultsLoad {
             let completion = Completion()
             let outcome = shown.outcome
             DispatchQueue.global(qos: .userInitiated).async {
+                hook?(0)
                 let result = Result {
                     try store.read(snapshot) { db in
-                        let (full, _) = try load.updater.scan(db, until: nil) { rows in try completion.note(rows) }
+                        let (full, _) = try load.updater.scan(db, until: nil) { rows in
+                            hook?(rows)
+                            try completion.note(rows)
+                        }
                         return Loaded(full: full, outcome: outcome, token: token)
                     }
                 }

@@ -32,6 +32,10 @@ struct ResultsLoad: Sendable {
     let live: LiveResults?
     /// When the read may stop at the first screen; `nil`: never.
     let firstScreen: FirstScreenRule?
+    /// Tests: called by a ``Completion`` with -1 on the caller before the snapshot is made,
+    /// 0 as the background read starts, and the rows read every 4,096 rows; it may block to
+    /// hold the read at that point.
+    let completionHook: (@Sendable (Int) -> Void)?
 
     struct Loaded: Sendable {
         /// The full results; ``ResultsUpdater/present(_:)`` gives what is shown.
@@ -47,9 +51,11 @@ struct ResultsLoad: Sendable {
     /// Creates the load, subscribing a tracker to `store` when `tracking`.
     init(
         query: CompiledQuery, section: SectionExpression?, cacheURL: URL?, fingerprint: SectionCache.Fingerprint,
-        tracking: Bool, firstScreen: FirstScreenRule? = nil, store: Store
+        tracking: Bool, firstScreen: FirstScreenRule? = nil, completionHook: (@Sendable (Int) -> Void)? = nil,
+        store: Store
     ) {
         self.firstScreen = firstScreen
+        self.completionHook = completionHook
         self.updater = ResultsUpdater(query: query, section: section, diagnostics: store.diagnostics)
         self.cacheURL = cacheURL
         self.fingerprint = fingerprint

@@ -135,6 +135,7 @@ final class RelLive<R: PersistentRecord> {
             }
         }
         let fresh = FetchedResultsController(controller.fetchRequest, store: store, sectionBy: controller.sectionKey)
+        fresh.firstScreenRule = nil
         try Self.fetchNow(fresh)
         let expected = TableViewModel(fresh.snapshot)
         if model != TableViewModel(controller.snapshot) || model != expected

@@ -611,6 +611,7 @@ final class Workload {
             }
             if !s.broken || deep {
                 let fresh = FetchedResultsController(s.spec.request, store: store, sectionBy: s.spec.sectionKey)
+                fresh.firstScreenRule = nil
                 do {
                     try fresh.performFetch()
                     throw fail("fetch of non-contiguous sections", "a fresh performFetch succeeded although \(reason)", index)
@@ -791,6 +792,7 @@ final class Workload {
     private func checkFresh(_ index: Int) throws {
         let s = slots[index]!
         let fresh = FetchedResultsController(s.spec.request, store: store, sectionBy: s.spec.sectionKey)
+        fresh.firstScreenRule = nil
         do { try fresh.performFetch() } catch {
             throw fail("performFetch threw", "performFetch of a fresh controller threw \(error)", index)
         }

@@ -485,6 +485,7 @@ final class ErrandScreen: FetchedResultsControllerDelegate {
         await controller.waitForChanges()
         for _ in 0..<5 { await Task.yield() }
         let fresh = FetchedResultsController(controller.fetchRequest, store: store, sectionBy: controller.sectionKey)
+        fresh.firstScreenRule = nil
         try Self.fetchNow(fresh)
         let freshRows = TableViewModel(fresh.snapshot)
         let titles = try readNow(store) { db in

@@ -80,6 +80,7 @@ class LiveTable<R: PersistentRecord> {
         delivered = []
         for change in changes { try model.apply(change, dataSource: controller.snapshot) }
         let fresh = FetchedResultsController(controller.fetchRequest, store: store, sectionBy: controller.sectionKey)
+        fresh.firstScreenRule = nil
         try Self.fetchNow(fresh)
         #expect(model == TableViewModel(fresh.snapshot), "the live results differ from a fresh fetch")
         return changes
