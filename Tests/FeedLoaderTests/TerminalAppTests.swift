@@ -94,6 +94,48 @@ struct TerminalAppTests {
         try app.press("q")
     }
 
+    /// `/` filters at each keystroke, without Enter, on a list of 100,000 items: each
+    /// keystroke's request shows its first screen and stops the previous one's background
+    /// read; the status line ends at the exact count. Backspace widens; Esc restores.
+    @Test func typingFiltersAtEachKeystroke() async throws {
+        let database = try App.hundredThousand.get()
+        let store = try Feed.openStore(at: database.path)
+        let all = try await store.fetch(RecordRequest<Feed>(sortBy: Feed.newestFirst)).map { $0! }
+        func matches(_ text: String) -> Int {
+            let words = text.folded.split(separator: " ").map(String.init)
+            func wordsOf(_ value: String) -> [String] { value.folded.split { !$0.isLetter && !$0.isNumber }.map(String.init) }
+            return all.filter { feed in
+                let own = wordsOf(feed.title) + wordsOf(feed.sourceName)
+                return words.allSatisfy { word in own.contains { $0.hasPrefix(word) } }
+            }.count
+        }
+        let app = try TmuxSession(
+            "'\(try App.binary.get().path)' --db '\(database.path)'", in: database.deletingLastPathComponent())
+        let opened = try await app.waitFor("rows 100,000")
+        try app.press("/")
+        var typed = ""
+        var counts: [Int] = []
+        for character in "vision" {
+            typed.append(character)
+            try app.type(String(character))
+            let expected = matches(typed)
+            counts.append(expected)
+            let screen = try await app.waitFor("rows \(expected.formatted()) │ after “\(typed)”") { screen in
+                screen.contains(" rows \(expected.formatted()) │") && screen.contains("filter “\(typed)”")
+            }
+            #expect(!listRows(screen).isEmpty || expected == 0)
+        }
+        #expect(counts.first! > counts.last!, "each letter narrows the list: \(counts)")
+        try app.press("BSpace")
+        typed.removeLast()
+        _ = try await app.waitFor("rows \(matches(typed).formatted()) │")
+        try app.press("Escape")
+        let restored = try await app.waitFor("rows 100,000")
+        #expect(!restored.contains("filter “"))
+        #expect(listRows(restored).first == listRows(opened).first)
+        try app.press("q")
+    }
+
     @Test func aBackgroundImportMakesNewRowsAppearWhileTheListIsOpen() async throws {
         let directory = try App.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -50,7 +50,10 @@ extension ResultsLoad {
             }
             let completion = Completion()
             let outcome = shown.outcome
-            DispatchQueue.global(qos: .userInitiated).async {
+            // A thread of its own, not a global dispatch queue: a read of many seconds must not
+            // hold one of the few threads that run Swift concurrency's jobs (on Linux both
+            // come from the same pool, as wide as the machine has cores).
+            let thread = Thread {
                 hook?(0)
                 let result = Result {
                     try store.read(snapshot) { db in
@@ -63,6 +66,9 @@ extension ResultsLoad {
                 }
                 completion.finish(result)
             }
+            thread.name = "Folio completion"
+            thread.qualityOfService = .userInitiated
+            thread.start()
             return (shown, completion)
         }
 
