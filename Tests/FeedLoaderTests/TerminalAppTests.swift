@@ -121,7 +121,7 @@ struct TerminalAppTests {
             let expected = matches(typed)
             counts.append(expected)
             let screen = try await app.waitFor("rows \(expected.formatted()) │ after “\(typed)”") { screen in
-                screen.contains(" rows \(expected.formatted()) │") && screen.contains("filter “\(typed)”")
+                screen.contains(" rows \(expected.formatted()) │") && screen.contains("Filter (title or source): \(typed)▏")
             }
             #expect(!listRows(screen).isEmpty || expected == 0)
         }
