@@ -67,8 +67,10 @@ final class Bench {
         if FileManager.default.fileExists(atPath: path) {
             let store = try Store(path: path, records: [Article.self])
             let (count, last) = try store.read { db in
-                (try Int.fetchOne(db, sql: "SELECT count(*) FROM article") ?? 0,
-                 try Double.fetchOne(db, sql: "SELECT max(published) FROM article") ?? 0)
+                (
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM article") ?? 0,
+                    try Double.fetchOne(db, sql: "SELECT max(published) FROM article") ?? 0
+                )
             }
             if count == dataset.rows, last == dataset.lastPublished {
                 log("reusing \(path): \(Report.count(count)) rows")

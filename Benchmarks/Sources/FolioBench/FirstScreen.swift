@@ -99,7 +99,8 @@ extension Bench {
                     detail: "\(Report.count(matching)) of \(Report.count(rows)) rows match; "
                         + "performFetch alone \(Report.ms(fetchOnly.median)) (CPU \(Report.ms(fetchOnly.cpuMedian))), then sections "
                         + "and object(at:) for the first \(screen) rows in \(sectionsShown) section\(sectionsShown == 1 ? "" : "s"); \(batches) batches loaded over "
-                        + "\(folio.count) screens; \(firstScreens) of \(folio.count) fetches returned with a first screen; SQLite's plan: \(plan)"))
+                        + "\(folio.count) screens; \(firstScreens) of \(folio.count) fetches returned with a first screen; SQLite's plan: \(plan)"
+                ))
             let wholeID = "whole.\(filter.id)"
             addBaseline(
                 wholeID, "Folio's whole performFetch (completesInBackground = false), \(filter.label), by day", whole)

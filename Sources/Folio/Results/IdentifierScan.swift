@@ -50,13 +50,15 @@ enum IdentifierScan {
         var sections = section.map { SectionRunBuilder($0, column: 1) }
         var rows = 0
         let clock = rule.map { FirstScreenRule.Clock($0) }
-        let complete = try statement.stepRows(in: db, stoppingWhen: { sqlite -> Bool in
-            builder.append(sqlite3_column_int64(sqlite, 0))
-            rows += 1
-            sections?.add(sqlite)
-            if let progress, rows % progressInterval == 0 { try progress(rows) }
-            return clock?.isDue(rows: rows, sqlite) ?? false
-        })
+        let complete = try statement.stepRows(
+            in: db,
+            stoppingWhen: { sqlite -> Bool in
+                builder.append(sqlite3_column_int64(sqlite, 0))
+                rows += 1
+                sections?.add(sqlite)
+                if let progress, rows % progressInterval == 0 { try progress(rows) }
+                return clock?.isDue(rows: rows, sqlite) ?? false
+            })
         if complete, let progress { try progress(rows) }
         if diagnostics.logsQueryPlans {
             let plan = try QueryPlan.read(db, fragment)

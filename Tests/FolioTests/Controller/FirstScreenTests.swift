@@ -296,7 +296,9 @@ func applyAll(_ recorder: LiveRecorder, to model: inout TableViewModel) throws {
         let (controller, _) = firstScreenController(store, gate: gate)
         try fetchNow(controller)
         #expect(await gate.reached())
-        let error = folioError { try controller.moveObject(at: IndexPath(item: 0, section: 0), to: IndexPath(item: 1, section: 0)) }
+        let error = folioError {
+            try controller.moveObject(at: IndexPath(item: 0, section: 0), to: IndexPath(item: 1, section: 0))
+        }
         #expect(error?.description.contains("waitUntilComplete") == true)
         gate.release()
         try await controller.waitUntilComplete()
@@ -362,7 +364,8 @@ func applyAll(_ recorder: LiveRecorder, to model: inout TableViewModel) throws {
                 guard rows == -1 else { return }
                 try? store.write { tx in
                     for score in writes {
-                        try tx.database.execute(sql: "UPDATE article SET published = published + 7200 WHERE score = ?", arguments: [score])
+                        try tx.database.execute(
+                            sql: "UPDATE article SET published = published + 7200 WHERE score = ?", arguments: [score])
                     }
                 }
             }
@@ -374,11 +377,17 @@ func applyAll(_ recorder: LiveRecorder, to model: inout TableViewModel) throws {
             let score = Int.random(in: 0..<9_000, using: &random)
             switch Int.random(in: 0..<4, using: &random) {
             case 0: try execute(store, "DELETE FROM article WHERE score BETWEEN ? AND ?", [score, score + 50])
-            case 1: try execute(store, "UPDATE article SET published = ? WHERE score = ?", [Int.random(in: -3600...40_000_000, using: &random), score])
-            case 2: try execute(store, "UPDATE article SET isRead = NOT isRead, score = score + 30000 WHERE score % 97 = ?", [score % 97])
+            case 1:
+                try execute(
+                    store, "UPDATE article SET published = ? WHERE score = ?",
+                    [Int.random(in: -3600...40_000_000, using: &random), score])
+            case 2:
+                try execute(
+                    store, "UPDATE article SET isRead = NOT isRead, score = score + 30000 WHERE score % 97 = ?", [score % 97])
             default:
                 try writeSync(store) { tx in
-                    var a = Article(title: "n", published: Date(timeIntervalSince1970: Double(score) * 3600 + 1), score: 50_000 + score)
+                    var a = Article(
+                        title: "n", published: Date(timeIntervalSince1970: Double(score) * 3600 + 1), score: 50_000 + score)
                     try tx.insert(&a)
                 }
             }

@@ -648,7 +648,11 @@ final class Workload {
         let reloads = entries.filter(\.change.isReload).count
         // A request whose results did not fit their first screen is a reload, then a completion.
         let completedRequest: Bool
-        if case .setRequest = op { completedRequest = entries.contains(where: \.change.isCompletion) } else { completedRequest = false }
+        if case .setRequest = op {
+            completedRequest = entries.contains(where: \.change.isCompletion)
+        } else {
+            completedRequest = false
+        }
         if reloads > 0 && !completedRequest && !reloadAllowed(op, touched: touched.count, slot: s, oldCount: oldCount) {
             throw fail("unexpected reload", "a reload answered \(op.description.prefix(300))", index)
         }

@@ -144,7 +144,9 @@ struct TableViewModel: Equatable, CustomStringConvertible {
                 let after = new.sections[index]
                 let isLast = index == sections.count - 1
                 guard isLast ? Array(after.prefix(shown.count)) == shown : after == shown else {
-                    throw Self.fail("a completion changed section \(index): \(shown.map(\.rawValue)) became \(after.prefix(shown.count + 3).map(\.rawValue))…")
+                    throw Self.fail(
+                        "a completion changed section \(index): \(shown.map(\.rawValue)) became \(after.prefix(shown.count + 3).map(\.rawValue))…"
+                    )
                 }
             }
             let old = Set(identifiers)
