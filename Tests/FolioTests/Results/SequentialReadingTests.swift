@@ -52,7 +52,8 @@ struct SequentialReadingTests {
             ])
         // SQLite walks the array and looks each row up by rowid: no temporary b-tree, no sort.
         let plan = try store.read { db in
-            try String.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + batchQueries[0], arguments: ["[1,2]"])
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + batchQueries[0], arguments: ["[1,2]"])
+                .map { $0["detail"] as String? ?? "" }
         }
         #expect(plan.count == 2, "\(plan)")
         #expect(plan.last?.contains("INTEGER PRIMARY KEY") == true, "\(plan)")
