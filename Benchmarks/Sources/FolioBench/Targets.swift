@@ -56,11 +56,12 @@ enum Targets {
     static let oneRowChangeMedian = 1.0
     static let oneRowChangeP99 = 5.0
 
-    static let liveControllers = Target("20 live controllers, one-row moving update → all delivered", "≤ 3 ms")
+    static let liveControllers = Target(
+        "20 live controllers, one-row moving update → all delivered", "≤ 3 ms (100 controllers ≤ 15 ms)")
     static let liveControllersCount = 20
     static let liveControllersMilliseconds = 3.0
-
-    static let manyLiveControllers = Target("100 live controllers, one-row moving update → all delivered", "≤ 15 ms")
+    /// The clause of ``liveControllers`` in parentheses, which the 100-controller row checks.
+    static let manyLiveControllers = Target(liveControllers.what, "100 controllers ≤ 15 ms")
     static let manyLiveControllersCount = 100
     static let manyLiveControllersMilliseconds = 15.0
 
@@ -88,8 +89,8 @@ enum Targets {
 
     /// Every target, in the design table's order.
     static let all: [Target] = [
-        performFetch, sections, firstScreen, firstBatch, scroll, oneRowChange, liveControllers, manyLiveControllers,
-        transaction, parentRename, externalCommit, snapshot, reopen, cancel,
+        performFetch, sections, firstScreen, firstBatch, scroll, oneRowChange, liveControllers, transaction,
+        parentRename, externalCommit, snapshot, reopen, cancel,
     ]
 
     // MARK: Goals of issues, not in the design's table
