@@ -165,7 +165,7 @@ final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
         }
         let (loaded, found) =
             insideStoreClosure
-            ? try folio { try store.writer.unsafeReentrantRead(read) } : try store.readSync(read)
+            ? try folio { try store.writer.unsafeReentrantRead(read) } : try store.readSingleStatementSync(read)
         store.diagnostics.count {
             $0.batchesLoaded += 1
             $0.recordsMaterialized += found
