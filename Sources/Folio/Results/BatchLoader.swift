@@ -23,7 +23,6 @@ final class LoadedBatch<R: PersistentRecord>: @unchecked Sendable {
 /// at its identifier's offset (no dictionary, no sort). At most `maxBatches` batches are
 /// kept; the least recently used one is dropped.
 // @unchecked Sendable: `cache` is only touched inside its lock; the rest is immutable.
-@usableFromInline
 final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
     let store: Store
     let identifiers: IdentifierList
@@ -117,14 +116,18 @@ final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
             // and not kept.
             return (try load(batch: number, insideStoreClosure: true), number, false)
         }
-        cache.withLock { c in
+        // Evicted batches are freed after the lock is released, not under it.
+        let evicted = cache.withLock { c -> [LoadedBatch<R>] in
             c.batches[number] = loaded
             c.recency.removeAll { $0 == number }
             c.recency.append(number)
+            var evicted: [LoadedBatch<R>] = []
             while c.recency.count > maxBatches {
-                c.batches[c.recency.removeFirst()] = nil
+                if let batch = c.batches.removeValue(forKey: c.recency.removeFirst()) { evicted.append(batch) }
             }
+            return evicted
         }
+        withExtendedLifetime(evicted) {}
         return (loaded, number, true)
     }
 

@@ -27,7 +27,7 @@ public struct FetchedRecords<R: PersistentRecord>: RandomAccessCollection, Senda
     /// Positions are `Int`s from `0` to `count`.
     public typealias Index = Int
 
-    @usableFromInline let loader: BatchLoader<R>
+    let loader: BatchLoader<R>
 
     init(loader: BatchLoader<R>) { self.loader = loader }
 
@@ -36,8 +36,8 @@ public struct FetchedRecords<R: PersistentRecord>: RandomAccessCollection, Senda
     /// element of each batch goes through the cache (loading the batch if needed), as the
     /// subscript does. Elements are exactly the subscript's, in order.
     public struct Iterator: IteratorProtocol {
-        @usableFromInline let loader: BatchLoader<R>
-        @usableFromInline let end: Int
+        let loader: BatchLoader<R>
+        let end: Int
         @usableFromInline var position = 0
         /// The records of the batch being read, failure-free, and the positions they hold.
         @usableFromInline var window: [R?] = []
