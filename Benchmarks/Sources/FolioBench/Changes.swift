@@ -1,45 +1,6 @@
 import Foundation
 import Folio
 
-/// A delegate that notes when each commit's callbacks have all been made.
-@MainActor
-final class ChangeRecorder: FetchedResultsControllerDelegate {
-    typealias ResultType = Article
-
-    private var lastChange: ChangeSet?
-    private var received: [(change: ChangeSet, at: UInt64)] = []
-    private var waiter: CheckedContinuation<Void, Never>?
-
-    func controller(_ controller: FetchedResultsController<Article>, didChangeContentWith changes: ChangeSet) {
-        lastChange = changes
-    }
-
-    /// The last callback of a commit: the change set counts as delivered here.
-    func controller(_ controller: FetchedResultsController<Article>, didChangeContentWith snapshot: Snapshot) {
-        received.append((lastChange ?? ChangeSet(), now()))
-        lastChange = nil
-        waiter?.resume()
-        waiter = nil
-    }
-
-    /// The next delivered change set and when it arrived, or `nil` after `timeout` seconds.
-    func next(timeout: Double = 30) async -> (change: ChangeSet, at: UInt64)? {
-        if received.isEmpty {
-            let timer = Task { @MainActor [weak self] in
-                try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
-                guard !Task.isCancelled, let self, let waiter = self.waiter else { return }
-                self.waiter = nil
-                waiter.resume()
-            }
-            await withCheckedContinuation { waiter = $0 }
-            timer.cancel()
-        }
-        return received.isEmpty ? nil : received.removeFirst()
-    }
-
-    var backlog: Int { received.count }
-}
-
 extension Bench {
     enum ChangeKind: String, CaseIterable {
         case insert = "insert"
@@ -95,7 +56,7 @@ extension Bench {
         }
 
         try absorbExternalCommits()
-        let recorder = ChangeRecorder()
+        let recorder = DeliveryRecorder<Article>(at: .snapshot)
         let live = controller(sectioned: true)
         live.delegate = recorder
         try performFetch(live)

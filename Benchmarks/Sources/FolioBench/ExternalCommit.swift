@@ -22,7 +22,7 @@ extension Bench {
     /// check that path too.
     func externalCommit() async throws {
         try absorbExternalCommits()
-        let recorder = ChangeRecorder()
+        let recorder = DeliveryRecorder<Article>(at: .snapshot)
         let live = controller(sectioned: true)
         live.delegate = recorder
         try performFetch(live)
@@ -74,7 +74,8 @@ extension Bench {
 
     /// A few commits by the `sqlite3` shell, a separate process, with the store polling
     /// (`observeExternalChanges(every:)`); a sentence for the report's notes.
-    private func shellCommits(recorder: ChangeRecorder, live: FetchedResultsController<Article>) async throws -> String {
+    private func shellCommits(recorder: DeliveryRecorder<Article>, live: FetchedResultsController<Article>) async throws -> String
+    {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         guard
             let shell = path.split(separator: ":").map({ "\($0)/sqlite3" })

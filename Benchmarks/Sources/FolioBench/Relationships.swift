@@ -48,33 +48,6 @@ struct FeedItemRow: FetchableRecord, Sendable {
     }
 }
 
-/// A delegate that notes when each commit's change set has been delivered.
-@MainActor
-final class FeedItemChangeRecorder: FetchedResultsControllerDelegate {
-    private var received: [(change: ChangeSet, at: UInt64)] = []
-    private var waiter: CheckedContinuation<Void, Never>?
-
-    func controller(_ controller: FetchedResultsController<FeedItem>, didChangeContentWith changes: ChangeSet) {
-        received.append((changes, now()))
-        waiter?.resume()
-        waiter = nil
-    }
-
-    func next(timeout: Double = 120) async -> (change: ChangeSet, at: UInt64)? {
-        if received.isEmpty {
-            let timer = Task { @MainActor [weak self] in
-                try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
-                guard !Task.isCancelled, let self, let waiter = self.waiter else { return }
-                self.waiter = nil
-                waiter.resume()
-            }
-            await withCheckedContinuation { waiter = $0 }
-            timer.cancel()
-        }
-        return received.isEmpty ? nil : received.removeFirst()
-    }
-}
-
 extension Bench {
     /// The sources of the relationship store: one "big" source with a tenth of the items, and
     /// 90 sources sharing the rest (10,000 items each at 1,000,000 rows).
@@ -153,7 +126,7 @@ extension Bench {
         request.batchSize = 50
         let sectionKey = SectionKey<FeedItem>.attribute(\FeedItem.source.name)
         log("relationships: live list sorted and sectioned by the source's name, performFetch")
-        let recorder = FeedItemChangeRecorder()
+        let recorder = DeliveryRecorder<FeedItem>(timeout: 120)
         let live = FetchedResultsController(request, store: store, sectionBy: sectionKey)
         live.completesInBackground = false
         live.delegate = recorder

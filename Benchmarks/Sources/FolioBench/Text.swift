@@ -22,33 +22,6 @@ struct TextArticle: PersistentRecord {
     init() {}
 }
 
-/// A delegate that notes when each commit's change set has been delivered.
-@MainActor
-final class TextChangeRecorder: FetchedResultsControllerDelegate {
-    private var received: [(change: ChangeSet, at: UInt64)] = []
-    private var waiter: CheckedContinuation<Void, Never>?
-
-    func controller(_ controller: FetchedResultsController<TextArticle>, didChangeContentWith changes: ChangeSet) {
-        received.append((changes, now()))
-        waiter?.resume()
-        waiter = nil
-    }
-
-    func next() async -> (change: ChangeSet, at: UInt64)? {
-        if received.isEmpty {
-            let timer = Task { @MainActor [weak self] in
-                try? await Task.sleep(nanoseconds: 30_000_000_000)
-                guard !Task.isCancelled, let self, let waiter = self.waiter else { return }
-                self.waiter = nil
-                waiter.resume()
-            }
-            await withCheckedContinuation { waiter = $0 }
-            timer.cancel()
-        }
-        return received.isEmpty ? nil : received.removeFirst()
-    }
-}
-
 extension Bench {
     /// Titles are six words of a 200-word vocabulary with accented, capitalised and plain
     /// forms (`Café`, `CAFE`, `cafe`…); one row in 100 also says "iPad", the word searched.
@@ -182,7 +155,7 @@ extension Bench {
             "text.commit", "store.write of a one-row insert into the searchable table, no controller tracking", commit,
             withP99: true)
         for (id, search) in [("search", "ipad"), ("unfiltered", nil)] as [(String, String?)] {
-            let recorder = TextChangeRecorder()
+            let recorder = DeliveryRecorder<TextArticle>()
             let controller = FetchedResultsController(textRequest(search: search, sortBy: newest), store: store)
             controller.completesInBackground = false
             controller.delegate = recorder

@@ -111,8 +111,20 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
         self.renamedFrom = renamedFrom
         self.defaultValue = defaultValue?.storedValue
         self.encode = { $0[keyPath: keyPath].storedValue }
-        self.decode = { record, stored in
-            record[keyPath: keyPath] = try Value.decode(stored: stored, column: name)
+        if let offset = MemoryLayout<Root>.offset(of: keyPath) {
+            // A property stored inline in a struct: the decoded value is assigned in place,
+            // at the offset the layout gives, with none of a key path's runtime walk (this
+            // runs for every attribute of every record read).
+            self.decode = { record, stored in
+                let value = try Value.decode(stored: stored, column: name)
+                withUnsafeMutableBytes(of: &record) { bytes in
+                    (bytes.baseAddress! + offset).assumingMemoryBound(to: Value.self).pointee = value
+                }
+            }
+        } else {
+            self.decode = { record, stored in
+                record[keyPath: keyPath] = try Value.decode(stored: stored, column: name)
+            }
         }
     }
 

@@ -89,6 +89,18 @@ extension SQLBuilder {
         return "SELECT \(list) FROM \(quote(table)) WHERE \(quote("id")) IN (SELECT value FROM json_each(?))"
     }
 
+    /// One batch in the order of its identifiers, for ``FetchedRecords``: the identifiers
+    /// travel as one bound JSON array that SQLite walks in order (`CROSS JOIN` keeps it the
+    /// outer loop), each looked up by rowid; the last column is the identifier's position in
+    /// the array, so a row is placed without a search, and an identifier whose row is gone
+    /// gives no row. The first columns are the record's, as ``batch(table:columns:)`` reads them.
+    static func batchInOrder(table: String, columns: [String]) -> String {
+        let row = quote("r")
+        let list = ([quote("id")] + columns.map(quote)).map { "\(row).\($0)" }.joined(separator: ", ")
+        return "SELECT \(list), \(quote("j")).\(quote("key")) FROM json_each(?) AS \(quote("j")) "
+            + "CROSS JOIN \(quote(table)) AS \(row) ON \(row).\(quote("id")) = \(quote("j")).\(quote("value"))"
+    }
+
     /// The changed rows that match the request now, in order, with their sort keys and
     /// section value: what a controller asks after a commit.
     static func changedRows(_ q: CompiledQuery, section: SQLFragment?, identifiersJSON: String) -> SQLFragment {

@@ -2,11 +2,26 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
+/// One loaded batch of a ``FetchedRecords``: its records in the order of its identifiers
+/// (`nil` for a row gone), and the errors of the rows that could not be decoded, by offset.
+/// Immutable once made, so readers share it without copying.
+// @unchecked Sendable: immutable; the errors are only rethrown.
+final class LoadedBatch<R: PersistentRecord>: @unchecked Sendable {
+    let records: [R?]
+    let failures: [Int: any Error]
+
+    init(records: [R?], failures: [Int: any Error] = [:]) {
+        self.records = records
+        self.failures = failures
+    }
+}
+
 /// Loads and caches the records of a ``FetchedRecords`` batch by batch.
 ///
 /// A batch is `batchSize` consecutive identifiers, fetched with one statement whose
-/// identifiers are bound as a single JSON array. At most `maxBatches` batches are kept;
-/// the least recently used one is dropped.
+/// identifiers are bound as a single JSON array that SQLite walks in order, each row placed
+/// at its identifier's offset (no dictionary, no sort). At most `maxBatches` batches are
+/// kept; the least recently used one is dropped.
 // @unchecked Sendable: `cache` is only touched inside its lock; the rest is immutable.
 final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
     let store: Store
@@ -20,9 +35,7 @@ final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
     private let inherited: [Int64: R]
 
     struct Cache {
-        var batches: [Int: [R?]] = [:]
-        /// Rows of a loaded batch that could not be decoded, by batch and offset.
-        var failures: [Int: [Int: any Error]] = [:]
+        var batches: [Int: LoadedBatch<R>] = [:]
         var recency: [Int] = []  // most recent last
         var lastError: FolioError?
     }
@@ -36,10 +49,10 @@ final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
         self.identifiers = identifiers
         self.batchSize = max(1, batchSize)
         self.maxBatches = max(1, maxBatches)
-        self.sql = SQLBuilder.batch(table: R.entity.name, columns: R.entity.attributes.map(\.column))
+        self.sql = SQLBuilder.batchInOrder(table: R.entity.name, columns: R.entity.attributes.map(\.column))
         var initial = Cache()
         if let preloaded {
-            initial.batches[0] = preloaded
+            initial.batches[0] = LoadedBatch(records: preloaded)
             initial.recency = [0]
         }
         self.cache = Locked(initial)
@@ -55,8 +68,8 @@ final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
     func heldRecords(excluding changed: Set<Int64>) -> [Int64: R] {
         var held: [Int64: R] = [:]
         cache.withLock { c in
-            for records in c.batches.values {
-                for case let record? in records where !changed.contains(record.id!.rawValue) {
+            for batch in c.batches.values {
+                for case let record? in batch.records where !changed.contains(record.id!.rawValue) {
                     held[record.id!.rawValue] = record
                 }
             }
@@ -72,89 +85,95 @@ final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
     /// The record at `index`; throws the error of a row that cannot be decoded (its
     /// batch's other rows are still returned), or of a batch that cannot be read.
     func record(at index: Int) throws -> R? {
-        let batch = index / batchSize
-        let offset = index - batch * batchSize
-        if let hit = cache.withLock({ c -> Result<R?, any Error>? in
-            guard let records = c.batches[batch] else { return nil }
-            if c.recency.last != batch, let i = c.recency.firstIndex(of: batch) {
+        let (batch, number, _) = try batch(containing: index)
+        let offset = index - number * batchSize
+        if !batch.failures.isEmpty, let failure = batch.failures[offset] { throw failure }
+        return batch.records[offset]
+    }
+
+    /// The batch holding `index` — from the cache, or read (one query) — with its number,
+    /// and whether it is kept in the cache (a batch read inside one of the store's own
+    /// closures is not).
+    func batch(containing index: Int) throws -> (batch: LoadedBatch<R>, number: Int, kept: Bool) {
+        let number = index / batchSize
+        if let hit = cache.withLock({ c -> LoadedBatch<R>? in
+            guard let batch = c.batches[number] else { return nil }
+            if c.recency.last != number, let i = c.recency.firstIndex(of: number) {
                 c.recency.remove(at: i)
-                c.recency.append(batch)
+                c.recency.append(number)
             }
-            if let failure = c.failures[batch]?[offset] { return .failure(failure) }
-            return .success(records[offset])
+            return batch
         }) {
-            return try hit.get()
+            return (hit, number, true)
         }
-        let loaded: (records: [R?], failures: [Int: any Error])
+        let loaded: LoadedBatch<R>
         do {
-            loaded = try load(batch: batch, insideStoreClosure: false)
+            loaded = try load(batch: number, insideStoreClosure: false)
         } catch FolioError.reentrantAccess {
             // Called inside one of the store's own read or write closures, where the store
             // cannot start a read of its own: the batch is read through that closure's
             // connection. It may see the closure's uncommitted changes, so it is returned
             // and not kept.
-            let inside = try load(batch: batch, insideStoreClosure: true)
-            if let failure = inside.failures[offset] { throw failure }
-            return inside.records[offset]
+            return (try load(batch: number, insideStoreClosure: true), number, false)
         }
-        cache.withLock { c in
-            c.batches[batch] = loaded.records
-            c.failures[batch] = loaded.failures.isEmpty ? nil : loaded.failures
-            c.recency.removeAll { $0 == batch }
-            c.recency.append(batch)
+        // Evicted batches are freed after the lock is released, not under it.
+        let evicted = cache.withLock { c -> [LoadedBatch<R>] in
+            c.batches[number] = loaded
+            c.recency.removeAll { $0 == number }
+            c.recency.append(number)
+            var evicted: [LoadedBatch<R>] = []
             while c.recency.count > maxBatches {
-                let evicted = c.recency.removeFirst()
-                c.batches[evicted] = nil
-                c.failures[evicted] = nil
+                if let batch = c.batches.removeValue(forKey: c.recency.removeFirst()) { evicted.append(batch) }
             }
+            return evicted
         }
-        if let failure = loaded.failures[offset] { throw failure }
-        return loaded.records[offset]
+        withExtendedLifetime(evicted) {}
+        return (loaded, number, true)
     }
 
     /// Reads one batch; identifiers whose rows are gone come back `nil`, and rows that
     /// cannot be decoded `nil` with their error (by offset in the batch).
-    private func load(batch: Int, insideStoreClosure: Bool) throws -> (records: [R?], failures: [Int: any Error]) {
+    private func load(batch: Int, insideStoreClosure: Bool) throws -> LoadedBatch<R> {
         let lower = batch * batchSize
         let upper = min(lower + batchSize, identifiers.count)
         let ids = identifiers.slice(lower..<upper)
         if !inherited.isEmpty {
             let known = ids.compactMap { inherited[$0] }
-            if known.count == ids.count { return (known, [:]) }
+            if known.count == ids.count { return LoadedBatch(records: known) }
         }
         let json = IdentifierList.jsonArray(ids)
         let entity = R.entity
         let sql = self.sql
+        let count = ids.count
+        let keyColumn = Int32(entity.attributes.count + 1)
         // A row that cannot be decoded (a value raw SQL wrote that the attribute's type
         // cannot hold) fails alone: the other rows of its batch are still read.
-        let read = { (db: Database) throws -> ([Int64: R], [Int64: any Error]) in
-            var byID: [Int64: R] = [:]
-            var failures: [Int64: any Error] = [:]
-            byID.reserveCapacity(ids.count)
+        let read = { (db: Database) throws -> (LoadedBatch<R>, Int) in
+            var records = [R?](repeating: nil, count: count)
+            var failures: [Int: any Error] = [:]
+            var found = 0
             let statement = try db.cachedStatement(sql: sql)
             try statement.setArguments([json])
             try statement.forEachRow(in: db) { row in
+                let offset = Int(sqlite3_column_int64(row, keyColumn))
+                guard offset >= 0 && offset < count else { return }
                 do {
-                    let record = try entity.decode(statement: row)
-                    byID[record.id!.rawValue] = record
+                    records[offset] = try entity.decode(statement: row)
+                    found += 1
                 } catch {
-                    failures[sqlite3_column_int64(row, 0)] = error
+                    failures[offset] = error
                 }
             }
-            return (byID, failures)
+            return (LoadedBatch(records: records, failures: failures), found)
         }
-        let (found, failed) =
+        let (loaded, found) =
             insideStoreClosure
-            ? try folio { try store.writer.unsafeReentrantRead(read) } : try store.readSync(read)
+            ? try folio { try store.writer.unsafeReentrantRead(read) } : try store.readSingleStatementSync(read)
         store.diagnostics.count {
             $0.batchesLoaded += 1
-            $0.recordsMaterialized += found.count
+            $0.recordsMaterialized += found
         }
-        var failures: [Int: any Error] = [:]
-        if !failed.isEmpty {
-            for (offset, id) in ids.enumerated() { if let error = failed[id] { failures[offset] = error } }
-        }
-        return (ids.map { found[$0] }, failures)
+        return loaded
     }
 
     func noteError(_ error: any Error) { cache.withLock { $0.lastError = FolioError.converting(error) } }

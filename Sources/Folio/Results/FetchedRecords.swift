@@ -31,6 +31,80 @@ public struct FetchedRecords<R: PersistentRecord>: RandomAccessCollection, Senda
 
     init(loader: BatchLoader<R>) { self.loader = loader }
 
+    /// Reads the results in order, one batch at a time: within a loaded batch, the next
+    /// element is read from the batch itself, with no lock and no cache lookup; the first
+    /// element of each batch goes through the cache (loading the batch if needed), as the
+    /// subscript does. Elements are exactly the subscript's, in order.
+    public struct Iterator: IteratorProtocol {
+        let loader: BatchLoader<R>
+        let end: Int
+        @usableFromInline var position = 0
+        /// The records of the batch being read, failure-free, and the positions they hold.
+        @usableFromInline var window: [R?] = []
+        @usableFromInline var windowStart = 0
+        @usableFromInline var windowEnd = 0
+
+        init(loader: BatchLoader<R>) {
+            self.loader = loader
+            self.end = loader.identifiers.count
+        }
+
+        /// The next record (`nil` inside for one deleted since the fetch, or whose batch
+        /// could not be read: see ``FetchedRecords/lastError``), or `nil` at the end.
+        ///
+        /// - Complexity: O(1) within a batch; the first element of a batch that is not
+        ///   loaded runs one query that loads it (`batchSize` records).
+        @inlinable
+        public mutating func next() -> R?? {
+            if position < windowEnd {
+                defer { position += 1 }
+                return .some(window[position &- windowStart])
+            }
+            return nextFromLoader()
+        }
+
+        /// The next element through the loader's cache; makes its batch the window when
+        /// the batch is kept and every row of it decoded.
+        @usableFromInline
+        mutating func nextFromLoader() -> R?? {
+            guard position < end else { return nil }
+            let index = position
+            position += 1
+            do {
+                let (batch, number, kept) = try loader.batch(containing: index)
+                let start = number * loader.batchSize
+                if kept && batch.failures.isEmpty {
+                    window = batch.records
+                    windowStart = start
+                    windowEnd = start + batch.records.count
+                } else {
+                    window = []
+                    windowStart = 0
+                    windowEnd = 0
+                }
+                if !batch.failures.isEmpty, let failure = batch.failures[index - start] {
+                    loader.noteError(failure)
+                    return .some(nil)
+                }
+                return .some(batch.records[index - start])
+            } catch {
+                loader.noteError(error)
+                return .some(nil)
+            }
+        }
+    }
+
+    /// An iterator over the results in order, which reads each batch's records from the
+    /// batch itself.
+    ///
+    /// - Complexity: O(1); loads nothing until the first ``Iterator/next()``.
+    public func makeIterator() -> Iterator { Iterator(loader: loader) }
+
+    /// The number of results.
+    ///
+    /// - Complexity: O(1); loads nothing.
+    public var count: Int { loader.identifiers.count }
+
     /// Always `0`.
     ///
     /// - Complexity: O(1); loads nothing.

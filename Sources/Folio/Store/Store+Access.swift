@@ -65,6 +65,20 @@ extension Store {
         }
     }
 
+    /// Runs `body`, which must run exactly one statement, on a read-only connection without
+    /// an explicit transaction, guarded as every read is: in SQLite's autocommit mode one
+    /// statement is its own read transaction and sees one committed state, so the `BEGIN`
+    /// and `COMMIT` of ``readSync(_:)`` would only add two statements. For reads made very
+    /// often (a batch of ``FetchedRecords`` each `batchSize` rows scrolled).
+    func readSingleStatementSync<T>(_ body: (Database) throws -> T) throws -> T {
+        try requireOpen()
+        do {
+            return try folio { try writer.unsafeRead { db in try guarded(db, writing: false, body) } }
+        } catch {
+            throw movedOr(error)
+        }
+    }
+
     /// Runs `body` on the writer's queue, outside any transaction, after the write in
     /// progress (if any) ends.
     func onWriterQueue(_ body: (Database) throws -> Void) throws {
