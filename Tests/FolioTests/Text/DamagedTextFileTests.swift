@@ -52,7 +52,7 @@ struct DamagedTextFileTests {
         ("DROP TABLE folio_stale_keys;", false),
         ("DROP INDEX person_folio_name_folded_index; DROP INDEX person_folio_note_folded_index;", true),
         (
-            "DROP INDEX person_folio_note_folded_index; DROP TRIGGER folio_person_fold_upd; DROP TRIGGER folio_person_fold_ins; DROP TRIGGER folio_person_fts_upd; DROP TRIGGER folio_person_fts_ins; ALTER TABLE person DROP COLUMN folio_note_folded;",
+            "DROP INDEX person_folio_note_folded_index; DROP TRIGGER folio_person_fold_upd; DROP TRIGGER folio_person_fold_ins; DROP TRIGGER folio_person_fts_upd; DROP TRIGGER folio_person_fts_ins; DROP TRIGGER folio_person_changed; ALTER TABLE person DROP COLUMN folio_note_folded;",
             false
         ),
         ("DELETE FROM folio_stale_keys; DROP TRIGGER folio_person_fold_upd;", true),
