@@ -73,11 +73,12 @@ extension SQLBuilder {
     static let forgetStaleChangeReaders =
         "DELETE FROM \(changeReadersTable) WHERE seen < CAST(strftime('%s', 'now') AS INTEGER) - ?"
     static let forgetChangeReader = "DELETE FROM \(changeReadersTable) WHERE reader = ?"
-    /// Deletes the log's rows every reader has followed, and those past the cap in rows
-    /// (bound: the cap), always keeping the last row so that `seq` never goes back.
+    /// Deletes the log's rows older than the newest ones always kept (bound: how many) that
+    /// every reader followed, and those past the cap in rows (bound: the cap), always
+    /// keeping the last row so that `seq` never goes back.
     static let trimChangeLog = """
-        DELETE FROM \(changeLogTable) WHERE seq < (SELECT max(seq) FROM \(changeLogTable)) \
-        AND seq <= max(coalesce((SELECT min(seq) FROM \(changeReadersTable)), (SELECT max(seq) FROM \(changeLogTable))), \
-        (SELECT max(seq) FROM \(changeLogTable)) - ?)
+        WITH last(seq) AS (SELECT max(seq) FROM \(changeLogTable)) \
+        DELETE FROM \(changeLogTable) WHERE seq < (SELECT seq FROM last) AND seq <= (SELECT seq FROM last) - ? \
+        AND (seq <= coalesce((SELECT min(seq) FROM \(changeReadersTable)), (SELECT seq FROM last)) OR seq <= (SELECT seq FROM last) - ?)
         """
 }

@@ -127,9 +127,6 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
 
     struct Weak {
         weak var subscriber: (any CommitSubscriber)?
-        /// Not yet told of a commit: its state may already hold the rows the log has
-        /// past ``lastSeq`` (see ``followInTransaction(_:)``).
-        var isNew = false
     }
 
     init(tables: Set<String>, diagnostics: Diagnostics) {
@@ -138,7 +135,7 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
     }
 
     func subscribe(_ subscriber: any CommitSubscriber) {
-        subscribers.withLock { $0[ObjectIdentifier(subscriber)] = Weak(subscriber: subscriber, isNew: true) }
+        subscribers.withLock { $0[ObjectIdentifier(subscriber)] = Weak(subscriber: subscriber) }
     }
 
     func unsubscribe(_ subscriber: any CommitSubscriber) {
@@ -184,15 +181,6 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         }
     }
 
-    /// The live subscribers, each with whether it is new; marks them all as told.
-    private func takeSubscribers() -> [(subscriber: any CommitSubscriber, isNew: Bool)] {
-        subscribers.withLock { subs -> [(subscriber: any CommitSubscriber, isNew: Bool)] in
-            subs = subs.filter { $0.value.subscriber != nil }
-            defer { for key in subs.keys { subs[key]?.isNew = false } }
-            return subs.values.compactMap { entry in entry.subscriber.map { ($0, entry.isNew) } }
-        }
-    }
-
     /// Whether another connection committed since the last check. Writer queue only.
     /// With `markingSeen: false` the commit stays unseen, so that ``synchronize(_:)`` then
     /// follows it.
@@ -218,7 +206,7 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
     /// moved), follows the log. Returns whether it had. Writer queue only.
     @discardableResult
     func synchronize(_ db: Database) throws -> Bool {
-        // Seen (marked) by the follow itself, which tells new subscribers apart.
+        // Seen (marked) by the follow itself, in its read transaction.
         guard try externalChangeHappened(db, markingSeen: false) else { return false }
         // With nobody subscribed the follow reads only the log's end: seen here.
         if subscribers.withLock({ $0.isEmpty }) { _ = try externalChangeHappened(db) }
@@ -274,13 +262,12 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
     }
 
     private func followInTransaction(_ db: Database) throws {
-        // Whether another connection committed since the hub last looked: its rows are in
-        // the log past `lastSeq`, and may predate what a new subscriber read.
-        let external = try externalChangeHappened(db)
+        // Other connections' commits are followed here too: seen.
+        _ = try externalChangeHappened(db)
         let ids = try readChangeIDs(db)
         let previous = changeIDs
         changeIDs = ids
-        let subscribed = takeSubscribers()
+        let live = liveSubscribers
         guard previous != ids else { return }
         let written = tables.filter { table in previous.map { $0[table] != ids[table] } ?? true }
         var changes: [String: Set<Int64>] = [:]
@@ -318,14 +305,7 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
                 db, reason: "the change log went back (it had followed seq \(followed), the log now ends at \(end))")
         }
         let tokens = CommitTokens()
-        for (subscriber, isNew) in subscribed {
-            if isNew && external {
-                // Subscribed after another connection's commit the hub had not followed yet:
-                // what it read may hold those rows already, and replacing them would report
-                // updates nobody made. Its change token tells it whether to rescan.
-                subscriber.didChangeExternally(tokens: tokens, in: db)
-                continue
-            }
+        for subscriber in live {
             var related: [RelatedTable: Set<Int64>] = [:]
             var relatedWritten = false
             for dependency in subscriber.relatedTables {

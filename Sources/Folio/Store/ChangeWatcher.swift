@@ -82,7 +82,9 @@ final class ChangeWatcher: @unchecked Sendable {
             drain = {}
             let timer = DispatchSource.makeTimerSource(queue: queue)
             let interval = DispatchTimeInterval.milliseconds(
-                Int(Self.pollingInterval.components.seconds * 1000 + Self.pollingInterval.components.attoseconds / 1_000_000_000_000_000))
+                Int(
+                    Self.pollingInterval.components.seconds * 1000 + Self.pollingInterval.components.attoseconds
+                        / 1_000_000_000_000_000))
             timer.schedule(deadline: .now() + interval, repeating: interval)
             timer.setEventHandler { wake() }
             source = timer

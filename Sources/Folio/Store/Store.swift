@@ -56,6 +56,12 @@ public final class Store: Sendable {
     private let openFile = Locked<FileIdentity?>(nil)
     /// What wakes the store when another process commits (``ChangeWatcher``), while open.
     let watcher = Locked<ChangeWatcher?>(nil)
+    /// The change log's bounds (``ChangeLogLimits``); tests lower them.
+    let changeLogLimits = Locked(ChangeLogLimits())
+    /// The last `seq` followed when this store last trimmed the change log.
+    let lastTrim = Locked<Int64>(0)
+    /// This store's random id among the change log's readers (`folio_change_readers`).
+    let readerID = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
 
     /// Opens or creates the store at `path` for the given record types, as model version 0
     /// (an unversioned model: no migrations; see ``init(path:model:cacheDirectory:)``).

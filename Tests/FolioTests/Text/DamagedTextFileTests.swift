@@ -141,7 +141,9 @@ struct DamageWhileOpenTests {
                 Person(String($0.split(separator: " ")[0]), city: "Zürich", note: $0)
             })
         _ = try store.fetch(RecordRequest<Person>(search: TextSearch("one")))
-        try sqlite3Shell(file.path, damage + (canWrite ? "\n" + DamagedTextFileTests.writes : ""))
+        // In one transaction: the open store, woken by each commit, repairs at once what a
+        // damage of several statements has undone so far.
+        try sqlite3Shell(file.path, "BEGIN;\n" + damage + "\nCOMMIT;" + (canWrite ? "\n" + DamagedTextFileTests.writes : ""))
         if writeFirst {
             try store.write { tx in
                 var person = Person("Ärger", city: "Genève", note: "nouvelle entrée", age: 10)
