@@ -212,7 +212,10 @@ public final class Store: Sendable {
         writer.add(transactionObserver: hub, extent: .databaseLifetime)
         let hub = self.hub
         try? writer.writeWithoutTransaction { db in try hub.start(db) }
-        if path != nil { watchExternalChanges() }
+        // `FOLIO_CHANGE_DETECTION=polling` forces the fallback (to measure or test it).
+        if path != nil {
+            watchExternalChanges(notifications: getenv("FOLIO_CHANGE_DETECTION").map { String(cString: $0) } != "polling")
+        }
     }
 
     deinit {
