@@ -87,16 +87,12 @@ extension Bench {
         var sets = 0
         for rep in 0...Swift.max(3, repetitions) {
             let first = insertedCount
-            let articles = (0..<1_000).map { _ in newArticle() }
-            let watch = Stopwatch()
-            try baselines.queue.write { db in
-                for (i, a) in articles.enumerated() {
-                    try db.execute(
-                        sql:
-                            "INSERT INTO article (title, url, published, score, category, isRead) VALUES (?, ?, ?, ?, ?, 0)",
-                        arguments: [a.title, "\(a.url)-x\(first + i)", a.published.timeIntervalSince1970, a.score, a.category])
-                }
+            let rows = (0..<1_000).map { i -> StatementArguments in
+                let a = newArticle()
+                return [a.title, "\(a.url)-x\(first + i)", a.published.timeIntervalSince1970, a.score, a.category]
             }
+            let watch = Stopwatch()
+            try insertRows(rows)
             guard let delivery = await recorder.next() else {
                 throw BenchError.noDelivery("another connection's 1,000-row transaction: no change set within 30 s")
             }
@@ -116,6 +112,17 @@ extension Bench {
                 detail:
                     "each transaction arrived as one change set of inserts (\(sets) of \(samples.count)), not a reload; the live snapshot equal to a fresh fetch's"
             ))
+    }
+
+    /// One transaction of `rows` inserts on the baselines' own connection (synchronous).
+    private func insertRows(_ rows: [StatementArguments]) throws {
+        try baselines.queue.write { db in
+            for arguments in rows {
+                try db.execute(
+                    sql: "INSERT INTO article (title, url, published, score, category, isRead) VALUES (?, ?, ?, ?, ?, 0)",
+                    arguments: arguments)
+            }
+        }
     }
 
     /// The local one-row insert with no controller tracking, with the change log's triggers
