@@ -17,8 +17,11 @@ extension TerminalAppTests {
         let title = String(selected.dropFirst(11).prefix(40))
 
         try app.press("*")
+        // The star (the list's change set) and the message (after the write returns) may
+        // come in either order.
         let starred = try await app.waitFor("the star") { screen in
-            listRows(screen).first?.hasPrefix("▶ ★") == true || listRows(screen).first?.hasPrefix("▶~★") == true
+            (listRows(screen).first?.hasPrefix("▶ ★") == true || listRows(screen).first?.hasPrefix("▶~★") == true)
+                && screen.contains("Starred “")
         }
         #expect(starred.contains("Starred “"))
         #expect(StatusLine(starred)?.rows == 119)

@@ -93,9 +93,11 @@ final class Bench {
         return request
     }
 
-    func controller(batchSize: Int = 50, sectioned: Bool, cacheName: String? = nil) -> FetchedResultsController<Article> {
+    func controller(
+        batchSize: Int = 50, sectioned: Bool, cacheName: String? = nil, store: Store? = nil
+    ) -> FetchedResultsController<Article> {
         FetchedResultsController(
-            request(batchSize: batchSize), store: store,
+            request(batchSize: batchSize), store: store ?? self.store,
             sectionBy: sectioned ? .day(\.published) : nil, cacheName: cacheName)
     }
 

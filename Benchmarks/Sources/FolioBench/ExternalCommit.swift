@@ -1,41 +1,49 @@
-import Foundation
 import Folio
+import Foundation
+import GRDB
 
 extension Bench {
-    /// How the store learns of another connection's commit (SQLite tells no one).
+    /// How the store learns of another connection's commit.
     enum ExternalSignal: String {
+        /// Nothing called: the store is woken by the file system (inotify on Linux) and
+        /// follows the change log on its own.
+        case woken
         /// `store.synchronize()` called right after the commit, as an app does when it
-        /// knows another process wrote (a notification, a file watcher).
+        /// knows another process wrote.
         case synchronize
-        /// `store.observeExternalChanges(every:)` polling `PRAGMA data_version`.
-        case observe
+        /// A second store on the file opened with `FOLIO_CHANGE_DETECTION=polling`: the
+        /// fallback where no notification can be had (every 100 ms).
+        case polling
     }
 
-    /// The polling interval of `observeExternalChanges(every:)` in this measurement.
-    static let externalPollMilliseconds = 10
-
-    /// A one-row commit by a connection the store does not own, timed from just before it
-    /// to the last callback of a live controller's change set: through `store.synchronize()`
-    /// right after the commit, and through `store.observeExternalChanges(every: 10 ms)`.
-    /// SQLite signals such commits to no one but `PRAGMA data_version`, exactly as it does
-    /// another process's; a few commits by the `sqlite3` shell, a real second process,
-    /// check that path too.
+    /// A one-row commit by a connection the store does not own (SQLite reports it to the
+    /// store exactly as another process's), timed from just before it to the last callback
+    /// of a live controller's change set: woken, through `store.synchronize()`, and polling;
+    /// then a 1,000-row transaction, woken; then the local one-row write with the change log's
+    /// triggers against the same write without them; a few commits by the `sqlite3` shell, a
+    /// real second process, check that path too.
     func externalCommit() async throws {
         try absorbExternalCommits()
-        let recorder = DeliveryRecorder<Article>(at: .snapshot)
-        let live = controller(sectioned: true)
-        live.delegate = recorder
-        try performFetch(live)
         let n = Swift.max(10, options.changes / 10)
-        for signal in [ExternalSignal.synchronize, .observe] {
-            let how =
-                signal == .synchronize
-                ? "store.synchronize() right after"
-                : "store.observeExternalChanges(every: \(Self.externalPollMilliseconds) ms)"
+        for signal in [ExternalSignal.woken, .synchronize, .polling] {
+            var polled: Store?
+            if signal == .polling {
+                setenv("FOLIO_CHANGE_DETECTION", "polling", 1)
+                polled = try Store(path: store.path!, records: [Article.self])
+                unsetenv("FOLIO_CHANGE_DETECTION")
+            }
+            let target = polled ?? store
+            let recorder = DeliveryRecorder<Article>(at: .snapshot)
+            let live = controller(sectioned: true, store: target)
+            live.delegate = recorder
+            try performFetch(live)
+            let how: String
+            switch signal {
+            case .woken: how = "woken (\(target.externalChangeDetection)), nothing called"
+            case .synchronize: how = "store.synchronize() right after"
+            case .polling: how = "\(target.externalChangeDetection) (the fallback)"
+            }
             log("another connection's one-row commit → change set, \(how) (\(n) commits)")
-            let observer =
-                signal == .observe
-                ? store.observeExternalChanges(every: .milliseconds(Self.externalPollMilliseconds)) : nil
             var samples = Samples()
             var reloads = 0
             for rep in 0...n {
@@ -51,31 +59,122 @@ extension Bench {
                 samples.add(watch.lap(until: delivery.at))
                 if delivery.change.isReload { reloads += 1 }
             }
-            observer?.cancel()
-            await observer?.value
             try verify(live)
             var detail =
-                "a one-row update that moves, committed by a second GRDB connection to the same file (SQLite reports it to the store "
-                + "exactly as another process's commit: only through PRAGMA data_version); \(reloads) of \(samples.count) change sets "
-                + "were a reload (the controller refetched every identifier and section)"
-            detail += "; slowest \(Report.ms(samples.p99)); the live snapshot equal to a fresh fetch's afterwards"
-            if signal == .observe {
+                "a one-row update that moves, committed by a second GRDB connection to the same file (to SQLite exactly another "
+                + "process's commit), followed through the change log; \(reloads) of \(samples.count) change sets were a reload"
+            detail += "; the live snapshot equal to a fresh fetch's afterwards"
+            if signal == .woken {
                 detail += try await shellCommits(recorder: recorder, live: live)
             }
             report.results.append(
                 ResultRow(
                     id: "externalCommit.\(signal)", what: "another connection's one-row commit, \(how) → change set",
-                    samples: samples, target: Targets.externalCommit,
-                    check: { $0.median <= Targets.externalCommitMedian }, detail: detail))
+                    samples: samples, withP99: true, target: Targets.externalCommit,
+                    check: { $0.median <= Targets.externalCommitMedian && reloads == 0 }, detail: detail))
+            if signal == .woken { try await externalTransaction(recorder: recorder, live: live) }
+            live.delegate = nil
+            withExtendedLifetime(recorder) {}
+            try polled?.close()
         }
-        live.delegate = nil
-        withExtendedLifetime(recorder) {}
+        try localWriteWithAndWithoutLog()
     }
 
-    /// A few commits by the `sqlite3` shell, a separate process, with the store polling
-    /// (`observeExternalChanges(every:)`); a sentence for the report's notes.
-    private func shellCommits(recorder: DeliveryRecorder<Article>, live: FetchedResultsController<Article>) async throws -> String
-    {
+    /// A 1,000-row transaction by another connection → one change set, woken.
+    private func externalTransaction(recorder: DeliveryRecorder<Article>, live: FetchedResultsController<Article>) async throws {
+        log("another connection's 1,000-row transaction → change set, woken")
+        var samples = Samples()
+        var sets = 0
+        for rep in 0...Swift.max(3, repetitions) {
+            let first = insertedCount
+            let rows = (0..<1_000).map { i -> StatementArguments in
+                let a = newArticle()
+                return [a.title, "\(a.url)-x\(first + i)", a.published.timeIntervalSince1970, a.score, a.category]
+            }
+            let watch = Stopwatch()
+            try insertRows(rows)
+            guard let delivery = await recorder.next() else {
+                throw BenchError.noDelivery("another connection's 1,000-row transaction: no change set within 30 s")
+            }
+            guard rep > 0 else { continue }
+            samples.add(watch.lap(until: delivery.at))
+            if !delivery.change.isReload && delivery.change.insertedItems.count + delivery.change.insertedSections.count > 0 {
+                sets += 1
+            }
+        }
+        try verify(live)
+        report.results.append(
+            ResultRow(
+                id: "externalCommit.transaction1000",
+                what: "another connection's 1,000-row insert transaction → change set, woken",
+                samples: samples, target: Targets.externalCommit,
+                check: { _ in sets == samples.count },
+                detail:
+                    "each transaction arrived as one change set of inserts (\(sets) of \(samples.count)), not a reload; the live snapshot equal to a fresh fetch's"
+            ))
+    }
+
+    /// One transaction of `rows` inserts on the baselines' own connection (synchronous).
+    private func insertRows(_ rows: [StatementArguments]) throws {
+        try baselines.queue.write { db in
+            for arguments in rows {
+                try db.execute(
+                    sql: "INSERT INTO article (title, url, published, score, category, isRead) VALUES (?, ?, ?, ?, ?, 0)",
+                    arguments: arguments)
+            }
+        }
+    }
+
+    /// The local one-row insert with no controller tracking, with the change log's triggers
+    /// and with the entity's change triggers replaced by the same ones without the log
+    /// (another connection swaps them), alternated; the ratio is the log's cost.
+    private func localWriteWithAndWithoutLog() throws {
+        log("local one-row insert with the change log's triggers against the same insert without them")
+        let triggers = try baselines.queue.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name GLOB 'folio_article_*'"
+            ).map { ($0[0] as String, $0[1] as String) }
+        }
+        let plain = triggers.compactMap { name, sql -> String? in
+            if name.hasSuffix("_changed") { return nil }
+            guard let start = sql.range(of: " INSERT INTO folio_changes"), let end = sql.range(of: " END", options: .backwards)
+            else { return sql }
+            return String(sql[..<start.lowerBound]) + String(sql[end.lowerBound...])
+        }
+        func install(_ statements: [String]) throws {
+            try baselines.queue.write { db in
+                for (name, _) in triggers { try db.execute(sql: "DROP TRIGGER IF EXISTS \"\(name)\"") }
+                for sql in statements { try db.execute(sql: sql) }
+            }
+            try store.synchronize()
+        }
+        var with = Samples(), without = Samples()
+        for round in 0..<6 {
+            let logging = round % 2 == 0
+            try install(logging ? triggers.map(\.1) : plain)
+            for rep in 0...50 {
+                var article = newArticle()
+                let watch = Stopwatch()
+                try write { tx in try tx.insert(&article) }
+                let lap = watch.lap()
+                if rep > 0 { logging ? with.add(lap) : without.add(lap) }
+                liveIDs.append(article.id!.rawValue)
+            }
+        }
+        try install(triggers.map(\.1))
+        addBaseline(
+            "commit.withoutLog", "store.write of a one-row insert, the change triggers without the log", without, withP99: true)
+        report.results.append(
+            ResultRow(
+                id: "commit.withLog", what: "store.write of a one-row insert with the change log, no controller tracking",
+                samples: with, withP99: true, baseline: ("commit.withoutLog", without), target: Targets.changeLogCost,
+                check: { ($0.ratio ?? .infinity) <= Targets.changeLogCostRatio },
+                detail: "alternated in 6 rounds of 50 writes; the same write, the log's INSERT in the triggers or not"))
+    }
+
+    /// A few commits by the `sqlite3` shell, a separate process, the store woken; a sentence
+    /// for the report's notes.
+    private func shellCommits(recorder: DeliveryRecorder<Article>, live: FetchedResultsController<Article>) async throws -> String {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         guard
             let shell = path.split(separator: ":").map({ "\($0)/sqlite3" })
@@ -83,8 +182,6 @@ extension Bench {
         else {
             return "; the sqlite3 shell is not installed, so no commit by a separate process was measured"
         }
-        let observer = store.observeExternalChanges(every: .milliseconds(Self.externalPollMilliseconds))
-        defer { observer.cancel() }
         var samples = Samples()
         var reloads = 0
         let n = 5
@@ -121,8 +218,6 @@ extension Bench {
             samples.add(watch.lap(until: delivery.at))
             if delivery.change.isReload { reloads += 1 }
         }
-        observer.cancel()
-        await observer.value
         try verify(live)
         return
             "; the same through the sqlite3 shell, a separate process, \(samples.count) commits: median \(Report.ms(samples.median)) "

@@ -37,6 +37,12 @@ public final class Diagnostics: Sendable {
         /// Identifier scans that stopped at their first screen, the rest of the results read
         /// in the background (see `FetchedResultsController.isComplete`).
         public var firstScreens = 0
+        /// Rows of the change log read: the rows other processes' commits and the store's
+        /// own changed, as the log tells them (see <doc:StoresAndFiles>).
+        public var changeLogRowsRead = 0
+        /// Times the change log could not tell which rows changed (it was trimmed past the
+        /// store's progress, or emptied), so every live list rescanned: see ``Diagnostics/lastReloadReason``.
+        public var changeLogReloads = 0
 
         /// The counters as one line of text.
         public var description: String {
@@ -46,6 +52,7 @@ public final class Diagnostics: Sendable {
 
     private struct State {
         var counters = Counters()
+        var lastReloadReason: String?
         var sink: (@Sendable (String) -> Void)?
         var expanded = false
         var queryPlans = false
@@ -111,4 +118,20 @@ public final class Diagnostics: Sendable {
     }
 
     func count(_ update: (inout Counters) -> Void) { state.withLock { update(&$0.counters) } }
+
+    /// Why the live lists last rescanned because the change log could not tell which rows
+    /// changed (say, "the change log was trimmed past this store's progress …"), `nil` if
+    /// they never had to. Each such reload also goes to the SQL log (``logSQL(expanded:queryPlans:_:)``)
+    /// as a line starting with `CHANGE LOG:`.
+    /// - Complexity: O(1).
+    public var lastReloadReason: String? { state.withLock { $0.lastReloadReason } }
+
+    /// Notes that every live list rescans, and why.
+    func reloadBecause(_ reason: String) {
+        state.withLock {
+            $0.lastReloadReason = reason
+            $0.counters.changeLogReloads += 1
+        }
+        note("CHANGE LOG: \(reason): every live list reloads")
+    }
 }

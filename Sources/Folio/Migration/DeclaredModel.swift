@@ -157,7 +157,7 @@ struct DeclaredModel: Sendable {
             if searchable {
                 try claim(SQLBuilder.searchTable(entity), "the full-text table of '\(entity)'", in: &tables)
             }
-            for trigger in SQLBuilder.changeTriggers(table: entity) {
+            for trigger in SQLBuilder.changeTriggers(table: entity) + [SQLBuilder.logUpdateTrigger(schema)] {
                 try claim(trigger.name, "the change trigger of '\(entity)'", in: &triggers)
             }
             for trigger in SQLBuilder.foldedKeyTriggers(schema) {

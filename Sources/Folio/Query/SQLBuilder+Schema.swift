@@ -85,54 +85,26 @@ extension SQLBuilder {
     static let indexKeys = "SELECT name, \"desc\" FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno"
 
     /// The three triggers that renew an entity's change token at every row inserted,
-    /// updated or deleted, by any connection or process. SQLite built-ins only
+    /// updated or deleted, by any connection or process; the insert and delete triggers
+    /// also log the row in the change log (``changeLogTable``; an update is logged by
+    /// ``logUpdateTrigger(_:)``, only when a value changed). SQLite built-ins only
     /// (`randomblob`), so the `sqlite3` shell and every other program can still write.
     static func changeTriggers(table: String) -> [(name: String, sql: String)] {
-        [("INSERT", "ins"), ("UPDATE", "upd"), ("DELETE", "del")].map { event, suffix in
+        [("INSERT", "ins", "NEW"), ("UPDATE", "upd", nil), ("DELETE", "del", "OLD")].map { event, suffix, row in
             let name = "folio_\(table)_\(suffix)"
+            let log = row.map { " " + logInsert(table: table, row: "\($0).\(quote("id"))") } ?? ""
             return (
                 name,
                 """
                 CREATE TRIGGER \(quote(name)) AFTER \(event) ON \(quote(table)) \
                 BEGIN UPDATE \(metadataTable) SET change_token = change_token + 1, change_id = randomblob(16) \
-                WHERE name = '\(table)'; END
+                WHERE name = '\(table)';\(log) END
                 """
             )
         }
     }
 
     static func dropTrigger(_ name: String) -> String { "DROP TRIGGER IF EXISTS \(quote(name))" }
-
-    static let rowUpdatedFunction = "folio_row_updated"
-
-    /// A temporary trigger (writer connection only) that reports, through
-    /// ``rowUpdatedFunction``, each row an `UPDATE` really changed: its old and new rowid,
-    /// when the rowid or a stored value of one of `columns` differs. SQLite's update hook
-    /// reports every row an `UPDATE` names, values changed or not, and an `UPDATE` that
-    /// changes a rowid under the new rowid only.
-    ///
-    /// Values are compared as SQLite stores them: the same storage class (`typeof`) and the
-    /// same value under `BINARY` collation (bytes for text and blobs, whatever collation the
-    /// column declares; exact value for numbers). So `1` and `1.0`, `'A'` and `'a'` in a
-    /// `NOCASE` column, NFC and NFD text, a blob and a text of the same bytes all differ;
-    /// `NULL` and `NULL` do not. `0.0` and `-0.0` in a `REAL` column are one stored value.
-    ///
-    /// - Parameter columns: the columns Folio stores (declared attributes and their folded
-    ///   keys), validated identifiers; the rowid alias `id` is always compared.
-    static func rowUpdateTrigger(table: String, columns: [String]) -> String {
-        let unchanged =
-            ["OLD.\(quote("id")) IS NEW.\(quote("id"))"]
-            + columns.map { column in
-                let old = "OLD.\(quote(column))"
-                let new = "NEW.\(quote(column))"
-                return "(\(old) COLLATE BINARY) IS \(new) AND typeof(\(old)) = typeof(\(new))"
-            }
-        return """
-            CREATE TEMP TRIGGER IF NOT EXISTS \(quote("folio_\(table)_updated")) AFTER UPDATE ON main.\(quote(table)) \
-            WHEN NOT (\(unchanged.joined(separator: " AND "))) \
-            BEGIN SELECT \(rowUpdatedFunction)('\(table)', OLD.\(quote("id")), NEW.\(quote("id"))); END
-            """
-    }
 
     static func indexName(_ table: String, _ column: String) -> String { "\(table)_\(column)_index" }
 

@@ -163,10 +163,12 @@ extension SQLBuilder {
             "SELECT (SELECT length(\(column)) FROM \(fts) LIMIT 1), (SELECT rowid FROM \(fts) WHERE \(fts) MATCH '\"folio\"' LIMIT 1)"
     }
 
-    /// The names of the triggers Folio derives from an entity's folded and searchable
-    /// attributes, whatever they are (to drop them before a migration changes the table).
+    /// The names of the triggers Folio derives from an entity's attributes — folded and
+    /// searchable ones, and the change log's update trigger, which names every stored
+    /// column (``logUpdateTrigger(_:)``) — whatever they are (to drop them before a
+    /// migration changes the table).
     static func derivedTriggerNames(table: String) -> [String] {
-        ["fold_ins", "fold_upd", "fts_ins", "fts_del", "fts_upd"].map { "folio_\(table)_\($0)" }
+        ["fold_ins", "fold_upd", "fts_ins", "fts_del", "fts_upd", "changed"].map { "folio_\(table)_\($0)" }
     }
 
     static func dropVirtualTable(_ name: String) -> String { "DROP TABLE IF EXISTS \(quote(name))" }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// Something that wants the rowids each commit touched in one table.
 protocol CommitSubscriber: AnyObject, Sendable {
@@ -79,44 +80,59 @@ final class CommitTokens {
     }
 }
 
-/// Turns SQLite's per-row events into one set of touched rowids per table per committed
-/// transaction, and hands them to subscribers on the writer's queue.
+/// Turns the change log into one set of changed rowids per table per commit followed, and
+/// hands them to subscribers on the writer's queue.
 ///
-/// Inserts and deletes come from SQLite's update hook: the hub is a GRDB transaction
-/// observer on the writer connection, so it sees every write made through the store,
-/// including raw SQL on ``WriteTransaction/database``. (GRDB disables SQLite's truncate
-/// optimization for observed tables, so `DELETE FROM t` reports each row.) Writes by other
-/// processes are not seen.
+/// Every writer fills the log: built-in triggers on each entity's table
+/// (``SQLBuilder/changeTriggers(table:)``, ``SQLBuilder/logUpdateTrigger(_:)``) append the
+/// rowid of each row inserted, deleted or really changed by an `UPDATE` (an upsert's
+/// `DO UPDATE` included; old and new rowid when the rowid changed) to `folio_changes`, in
+/// the transaction that writes the row — in this store, in another store, in another
+/// process, in the `sqlite3` shell. A row set to the values it has is not logged, so no
+/// controller reports it; `INSERT OR REPLACE` deletes and inserts: its row is logged,
+/// values equal or not. Each statement is compared on its own: a row changed and changed
+/// back within one transaction is logged.
 ///
-/// Updates do not: the update hook reports every row an `UPDATE` names, whether or not a
-/// value changed, and an `UPDATE` that changes a rowid under the new rowid only. So the hub
-/// installs, on the writer connection, a temporary trigger per table that reports, through
-/// an SQL function, each row whose rowid or stored values an `UPDATE` (an upsert's
-/// `DO UPDATE` included) really changed — old and new rowid — compared as SQLite stores
-/// them (``SQLBuilder/rowUpdateTrigger(table:columns:)``). Of the update hook's updates the
-/// hub keeps only which tables were written (their change tokens were renewed). A row set
-/// to the values it has is not touched, so no controller reports it. `INSERT OR REPLACE` deletes and inserts: its row is touched, values equal
-/// or not. Each statement is compared on its own: a row changed and changed back within
-/// one transaction is touched.
+/// The hub follows the log (``follow(_:)``): after each of the store's own commits (it is a
+/// GRDB transaction observer on the writer connection, observing no row event: SQLite's
+/// update hook is not used) and when another connection or process committed
+/// (``synchronize(_:)``, woken by ``ChangeWatcher``). It reads, in one read transaction on
+/// the writer connection, the entities' change identifiers (nothing more when none moved)
+/// and the log past the last `seq` it followed, and hands each subscriber its table's rows —
+/// and the rows of the tables it reads through to-ones — while the transaction still holds
+/// that state, so every position is computed at the state the log describes. Commits that
+/// arrive together (another process committed twice before the store looked) are one
+/// notification. Tables whose change identifier moved with no row logged (rows set to the
+/// values they had) get an empty notification: a new token to keep.
+///
+/// When the log cannot tell which rows changed — the rows after the last `seq` followed
+/// were trimmed (``Store/trimChangeLog(_:)``), or the log was emptied by hand — every
+/// subscriber is told of changes of unknown rows (it rescans and sends ``ChangeSet/reload``
+/// if its table changed), and the reason goes to ``Diagnostics/lastReloadReason`` and the
+/// SQL log. Never a wrong change set.
 final class ChangeHub: TransactionObserver, @unchecked Sendable {
     let tables: Set<String>
-    private var pending: [String: Set<Int64>] = [:]
+    private let diagnostics: Diagnostics
+    /// The last `seq` of the log followed. Writer queue only.
+    private(set) var lastSeq: Int64 = 0
+    /// The change identifier of every entity of the file when the log was last followed
+    /// (`nil`: unknown, every table counts as written at the next follow). Writer queue only.
+    private var changeIDs: [String: Data]?
     /// `PRAGMA data_version` of the writer connection, which changes only when another
-    /// connection commits.
+    /// connection commits. Writer queue only.
     private var dataVersion: Int64?
-    /// The current transaction's row events are not recorded: nobody was subscribed when
-    /// it began changing rows (bulk imports cost nothing then).
-    private var skippedTransaction = false
-    /// Tables the current transaction updated rows of, values changed or not: their change
-    /// tokens were renewed, so a subscriber whose rows did not change reads its token again.
-    private var written = Set<String>()
+    /// Inside ``follow(_:)``: the read transaction's own commit is not followed again.
+    private var following = false
     private let subscribers = Locked<[ObjectIdentifier: Weak]>([:])
 
     struct Weak {
         weak var subscriber: (any CommitSubscriber)?
     }
 
-    init(tables: Set<String>) { self.tables = tables }
+    init(tables: Set<String>, diagnostics: Diagnostics) {
+        self.tables = tables
+        self.diagnostics = diagnostics
+    }
 
     func subscribe(_ subscriber: any CommitSubscriber) {
         subscribers.withLock { $0[ObjectIdentifier(subscriber)] = Weak(subscriber: subscriber) }
@@ -126,71 +142,29 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         _ = subscribers.withLock { $0.removeValue(forKey: ObjectIdentifier(subscriber)) }
     }
 
-    /// Registers the row-update function and triggers on the writer connection.
-    ///
-    /// - Parameter columns: per table, the columns whose values make a row updated: the
-    ///   ones Folio stores (declared attributes and their folded keys), which are all that a
-    ///   record, a predicate, a sort or a section reads. A column only another program uses
-    ///   is not compared: changing it changes no record Folio shows.
-    func install(in db: Database, columns: [String: [String]]) throws {
-        db.add(
-            function: DatabaseFunction(SQLBuilder.rowUpdatedFunction, argumentCount: 3, pure: false) { [weak self] values in
-                if let table = String.fromDatabaseValue(values[0]), let old = Int64.fromDatabaseValue(values[1]),
-                    let new = Int64.fromDatabaseValue(values[2])
-                {
-                    self?.rowUpdated(table: table, oldRowID: old, newRowID: new)
-                }
-                return nil
-            })
-        for table in tables.sorted() {
-            try db.execute(sql: SQLBuilder.rowUpdateTrigger(table: table, columns: columns[table] ?? []))
+    /// Starts following at the log's end, the file's state when the store opened. Writer
+    /// queue, outside a transaction.
+    func start(_ db: Database) throws {
+        following = true
+        defer { following = false }
+        try db.inTransaction(.deferred) {
+            lastSeq = try Int64.fetchOne(db.cachedStatement(sql: SQLBuilder.changeLogLast)) ?? 0
+            changeIDs = try readChangeIDs(db)
+            return .commit
         }
+        _ = try externalChangeHappened(db)
     }
 
-    /// Called by the trigger, on the writer's queue, inside the transaction.
-    private func rowUpdated(table: String, oldRowID: Int64, newRowID: Int64) {
-        if skippedTransaction { return }
-        if pending.isEmpty && subscribers.withLock({ $0.isEmpty }) {
-            // As for the update hook's events: nobody listens, the transaction is skipped.
-            skippedTransaction = true
-            return
-        }
-        pending[table, default: []].insert(newRowID)
-        if oldRowID != newRowID { pending[table, default: []].insert(oldRowID) }
-    }
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
 
-    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
-        switch eventKind {
-        case .insert(let table), .delete(let table): tables.contains(table)
-        case .update(let table, _): tables.contains(table)
-        }
-    }
-
-    func databaseDidChange(with event: DatabaseEvent) {
-        if skippedTransaction || (pending.isEmpty && written.isEmpty && subscribers.withLock({ $0.isEmpty })) {
-            skippedTransaction = true
-            stopObservingDatabaseChangesUntilNextTransaction()
-            return
-        }
-        // GRDB hands an observer every event of a statement it observes, the writes of the
-        // statement's triggers to other tables included (a full-text index's `%_data` rows 1
-        // and 10 at every indexed write): only the rows of the hub's own tables count.
-        guard let table = table(named: event.tableName) else { return }
-        if event.kind == .update {
-            // Every row an `UPDATE` names, changed or not: the row-update trigger reports the
-            // changed ones. The table's change token was renewed all the same.
-            written.insert(table)
-            return
-        }
-        pending[table, default: []].insert(event.rowID)
-    }
+    func databaseDidChange(with event: DatabaseEvent) {}
 
     /// The hub's table that SQLite names `name` (identifiers are case-insensitive: a table
     /// another program created may spell it otherwise).
     private func table(named name: String) -> String? {
         if tables.contains(name) { return name }
-        // Other spellings (and other tables: a full-text index's shadow tables at every
-        // indexed write) are looked up once each. Writer's queue only.
+        // Other spellings (and other models' entities on a shared file) are looked up once
+        // each. Writer's queue only.
         if let known = otherNames[name] { return known }
         let table = tables.first { $0.utf8.count == name.utf8.count && $0.lowercased() == name.lowercased() }
         otherNames[name] = .some(table)
@@ -209,7 +183,7 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
 
     /// Whether another connection committed since the last check. Writer queue only.
     /// With `markingSeen: false` the commit stays unseen, so that ``synchronize(_:)`` then
-    /// tells the subscribers.
+    /// follows it.
     func externalChangeHappened(_ db: Database, markingSeen: Bool = true) throws -> Bool {
         guard let version = try Int64.fetchOne(db.cachedStatement(sql: SQLBuilder.dataVersion)) else { return false }
         defer { if markingSeen { dataVersion = version } }
@@ -228,40 +202,109 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         for subscriber in liveSubscribers { subscriber.cannotFollow(error) }
     }
 
-    /// Checks for commits by other connections and tells every subscriber. Writer queue only.
-    func synchronize(_ db: Database) throws {
-        guard try externalChangeHappened(db) else { return }
-        let tokens = CommitTokens()
-        for subscriber in liveSubscribers { subscriber.didChangeExternally(tokens: tokens, in: db) }
+    /// When another connection committed since the last check (`PRAGMA data_version`
+    /// moved), follows the log. Returns whether it had. Writer queue only.
+    @discardableResult
+    func synchronize(_ db: Database) throws -> Bool {
+        // Seen (marked) by the follow itself, in its read transaction.
+        guard try externalChangeHappened(db, markingSeen: false) else { return false }
+        // With nobody subscribed the follow reads only the log's end: seen here.
+        if subscribers.withLock({ $0.isEmpty }) { _ = try externalChangeHappened(db) }
+        follow(db)
+        return true
     }
 
-    /// Subscribers read the database from here, in read transactions of their own on the
-    /// writer connection (nested in GRDB's commit notification): GRDB announces each to every
-    /// observer of the writer as an empty transaction that commits — never as a rollback
-    /// (see ``ResultsUpdater/inReadTransaction(_:_:)``), which an observer not yet told of
-    /// this commit would take for the end of it and drop its rows.
     func databaseDidCommit(_ db: Database) {
-        let changes = pending
-        let written = self.written
-        pending = [:]
-        self.written = []
-        let tokens = CommitTokens()
-        if skippedTransaction {
-            // Whoever subscribed while the transaction ran missed some of its rows — maybe
-            // while reading its first state: it must not lose them.
-            skippedTransaction = false
-            _ = try? externalChangeHappened(db)
-            for subscriber in liveSubscribers { subscriber.didChangeExternally(tokens: tokens, in: db) }
-            return
+        follow(db)
+    }
+
+    func databaseDidRollback(_ db: Database) {
+        if following { return }
+        for subscriber in liveSubscribers { subscriber.didRollback() }
+    }
+
+    // MARK: Following the log
+
+    /// Reads what the log holds past ``lastSeq`` and hands it to the subscribers, in one read
+    /// transaction on the writer connection (subscribers read in it too: GRDB announces its
+    /// end to every observer of the writer as an empty transaction that commits, which the
+    /// hub does not follow again). Writer queue only, outside a write transaction.
+    func follow(_ db: Database) {
+        guard !following else { return }
+        following = true
+        defer { following = false }
+        if subscribers.withLock({ $0.isEmpty }) {
+            // Nobody to tell: one statement. The log's end is read before the subscribers are
+            // looked at, so one who subscribes after reads a state with every row up to it.
+            do {
+                let end = try Int64.fetchOne(db.cachedStatement(sql: SQLBuilder.changeLogLast)) ?? 0
+                if subscribers.withLock({ $0.isEmpty }) {
+                    lastSeq = end
+                    changeIDs = nil
+                    return
+                }
+            } catch {
+                changeIDs = nil
+                return
+            }
         }
-        guard !changes.isEmpty || !written.isEmpty else { return }
+        let began = !db.isInsideTransaction
+        do {
+            if began { try db.beginTransaction(.deferred) }
+            try followInTransaction(db)
+            if began { try db.commit() }
+        } catch {
+            if began { do { try db.commit() } catch { try? db.rollback() } }
+            // The log could not be read: the next follow reads everything again.
+            changeIDs = nil
+            tellUnknownRows(db, reason: "the change log could not be read (\(error))")
+        }
+    }
+
+    private func followInTransaction(_ db: Database) throws {
+        // Other connections' commits are followed here too: seen.
+        _ = try externalChangeHappened(db)
+        let ids = try readChangeIDs(db)
+        let previous = changeIDs
+        changeIDs = ids
         let live = liveSubscribers
-        if (try? externalChangeHappened(db)) == true {
-            // Rows this commit did not touch may have changed too: positions computed from
-            // them would be wrong, so every subscriber reloads.
-            for subscriber in live { subscriber.didChangeExternally(tokens: tokens, in: db) }
-            return
+        guard previous != ids else { return }
+        let written = tables.filter { table in previous.map { $0[table] != ids[table] } ?? true }
+        var changes: [String: Set<Int64>] = [:]
+        var first: Int64?
+        var last = lastSeq
+        var count = 0
+        let statement = try db.cachedStatement(sql: SQLBuilder.changeLogSince)
+        statement.setUncheckedArguments([lastSeq])
+        try statement.forEachRow(in: db) { row in
+            let seq = sqlite3_column_int64(row, 0)
+            if first == nil { first = seq }
+            last = seq
+            count += 1
+            guard let text = sqlite3_column_text(row, 1) else { return }
+            let name = String(cString: text)
+            guard let table = table(named: name) else { return }
+            changes[table, default: []].insert(sqlite3_column_int64(row, 2))
+            if sqlite3_column_type(row, 3) == SQLITE_INTEGER {
+                changes[table, default: []].insert(sqlite3_column_int64(row, 3))
+            }
         }
+        diagnostics.count { $0.changeLogRowsRead += count }
+        let followed = lastSeq
+        lastSeq = last
+        if let first, first != followed + 1 {
+            return tellUnknownRows(
+                db,
+                reason:
+                    "the change log was trimmed past this store's progress (it had followed seq \(followed), the log now starts at \(first))"
+            )
+        }
+        if first == nil, let end = try Int64.fetchOne(db.cachedStatement(sql: SQLBuilder.changeLogLast)), end < followed {
+            lastSeq = end
+            return tellUnknownRows(
+                db, reason: "the change log went back (it had followed seq \(followed), the log now ends at \(end))")
+        }
+        let tokens = CommitTokens()
         for subscriber in live {
             var related: [RelatedTable: Set<Int64>] = [:]
             var relatedWritten = false
@@ -284,10 +327,23 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         }
     }
 
-    func databaseDidRollback(_ db: Database) {
-        pending = [:]
-        written = []
-        skippedTransaction = false
-        for subscriber in liveSubscribers { subscriber.didRollback() }
+    /// Every entity's change identifier, by name.
+    private func readChangeIDs(_ db: Database) throws -> [String: Data] {
+        var ids: [String: Data] = [:]
+        try db.cachedStatement(sql: SQLBuilder.allChangeIDs).forEachRow(in: db) { row in
+            guard let text = sqlite3_column_text(row, 0) else { return }
+            let count = Int(sqlite3_column_bytes(row, 1))
+            let bytes = sqlite3_column_blob(row, 1).map { Data(bytes: $0, count: count) } ?? Data()
+            ids[String(cString: text)] = bytes
+        }
+        return ids
+    }
+
+    /// Tells every subscriber that rows of unknown identity changed (each rescans, and
+    /// delivers ``ChangeSet/reload`` if its table's token moved), and says why.
+    private func tellUnknownRows(_ db: Database, reason: String) {
+        diagnostics.reloadBecause(reason)
+        let tokens = CommitTokens()
+        for subscriber in liveSubscribers { subscriber.didChangeExternally(tokens: tokens, in: db) }
     }
 }

@@ -7,7 +7,8 @@ import GRDB
 /// |---|---|---|
 /// | 0 | — | no Folio table (a new file, or tables made elsewhere) |
 /// | 1 | earlier Folio releases | `folio_entities` with a change counter kept by triggers; no `folio_metadata` |
-/// | 2 | this version | `folio_metadata` (internal schema version, database identity); `folio_entities.change_id`, 16 random bytes the triggers renew at every row written |
+/// | 2 | earlier Folio releases | `folio_metadata` (internal schema version, database identity); `folio_entities.change_id`, 16 random bytes the triggers renew at every row written |
+/// | 3 | this version | the change log `folio_changes`, filled by the change triggers in every process, and `folio_change_readers`, the stores' progress it is trimmed by |
 ///
 /// The version lives in `folio_metadata` under ``versionKey``. A file of an older version
 /// is upgraded in place, in the write transaction that opens the store: all of it or
@@ -15,7 +16,7 @@ import GRDB
 /// The model version (``StoreModel/version``) goes into the same key/value table.
 enum InternalSchema {
     /// The internal schema version this build writes.
-    static let current = 2
+    static let current = 3
     static let versionKey = "internal_schema_version"
     static let identityKey = "database_identity"
 
@@ -42,12 +43,22 @@ enum InternalSchema {
     /// write transaction. Returns the database identity.
     static func prepare(_ db: Database, path: String) throws -> Data {
         let found = try version(db, path: path)
+        if found <= current {
+            // The change log's tables, before the triggers that fill it (made again if another
+            // program dropped them: every write to an entity would fail without). An older
+            // file's triggers are replaced as each entity's table is prepared (another
+            // model's entities' when that model opens the file): they log nothing until then.
+            try db.execute(sql: SQLBuilder.createChangeLog)
+            try db.execute(sql: SQLBuilder.createChangeReaders)
+        }
         switch found {
         case 0:
             try db.execute(sql: SQLBuilder.createEntityMetadata)
             try db.execute(sql: SQLBuilder.createStoreMetadata)
         case 1:
             try upgradeFrom1(db, path: path)
+        case 2:
+            break  // the change log's tables, made above; the triggers, at every open
         case current:
             break
         default:

@@ -19,6 +19,8 @@ enum SchemaCheck {
         // New, made elsewhere (adopted), or Folio's own from any version: the change
         // triggers become exactly the current ones, and the metadata row is there.
         let untracked = try InternalSchema.installChangeTriggers(table: schema.name, db)
+        // The change log's update trigger names every stored column: made for this schema.
+        try db.installTriggers([SQLBuilder.logUpdateTrigger(schema)])
         try FoldedKeys.prepare(schema, in: db)
         try db.execute(sql: SQLBuilder.writeMetadata, arguments: [schema.name, schema.versionHash, json])
         if untracked {

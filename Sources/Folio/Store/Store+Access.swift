@@ -151,6 +151,7 @@ extension Store {
         var result: T?
         try db.inTransaction {
             result = try guarded(db, writing: true, body)
+            try trimChangeLogIfDue(db)
             return .commit
         }
         return result!

@@ -2,18 +2,22 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-// Other processes: looking for their commits (``Store/synchronize()``, polling), noticing
-// that one migrated the file, and that the store's file was deleted, moved or replaced.
+// Other processes: following their commits (woken by ``ChangeWatcher``, or asked:
+// ``Store/synchronize()``), noticing that one migrated the file, and that the store's file
+// was deleted, moved or replaced.
 
 extension Store {
     // MARK: Other processes
 
-    /// Looks for commits made by other processes or by connections the store does not own
-    /// (SQLite reports those to no one), and sends every tracking controller
-    /// ``ChangeSet/reload`` if there were any. Folio also checks at each of its own
-    /// commits; call this when another process may have written, or use
-    /// ``observeExternalChanges(every:)``.
-    /// - Complexity: one `PRAGMA data_version` on the writer, after the write in progress.
+    /// Follows, now, the commits made by other processes or by connections the store does
+    /// not own: every tracking controller gets the rows they changed as an ordinary change
+    /// set (inserts, deletes, moves, updates, sections), read from the change log (see
+    /// <doc:StoresAndFiles>). The store already does this on its own when it is woken
+    /// (``externalChangeDetection``) and before each of its writes; call this to be sure
+    /// before reading, say after another process told you it wrote.
+    /// - Complexity: one `PRAGMA data_version` on the writer, after the write in progress;
+    ///   when another connection committed, one read of the log's new rows, and O(changed
+    ///   rows · log n) per controller.
     public func synchronize() throws {
         let hub = self.hub
         try requireOpen()
@@ -28,6 +32,10 @@ extension Store {
 
     /// Calls ``synchronize()`` periodically until the returned task is cancelled (or the
     /// store is deallocated). Each check is one `PRAGMA data_version` on the writer.
+    ///
+    /// The store follows other processes' commits on its own (``externalChangeDetection``):
+    /// this adds checks at a fixed interval, for a file system that sends no notifications
+    /// the store can detect as missing (a network file system written from another machine).
     /// - Complexity: O(1) for the caller.
     @discardableResult
     public func observeExternalChanges(every interval: Duration = .seconds(1)) -> Task<Void, Never> {
@@ -42,6 +50,38 @@ extension Store {
                     try hub.synchronize(db)
                 }
             }
+        }
+    }
+
+    /// How the store learns that another process committed to its file, which it then
+    /// follows on its own: ``ExternalChangeDetection/inotify`` on Linux,
+    /// ``ExternalChangeDetection/dispatchSource`` on Apple platforms,
+    /// ``ExternalChangeDetection/polling(interval:)`` where neither can be set up, and
+    /// ``ExternalChangeDetection/none`` in memory or once closed. See <doc:StoresAndFiles>.
+    /// - Complexity: O(1).
+    public var externalChangeDetection: ExternalChangeDetection {
+        watcher.withLock { $0?.detection } ?? .none
+    }
+
+    /// Starts (or restarts) following other processes' commits on its own: each wake-up of
+    /// the ``ChangeWatcher`` runs ``followOtherConnections(_:)`` on the writer's queue, off
+    /// the caller's thread. `notifications: false` forces the polling fallback (tests).
+    func watchExternalChanges(notifications: Bool = true) {
+        guard let path, !isClosed.current else { return }
+        let watcher = ChangeWatcher(path: path, notifications: notifications) { [weak self] in self?.wakeUp() }
+        self.watcher.withLock {
+            $0?.cancel()
+            $0 = watcher
+        }
+    }
+
+    /// One wake-up: on the writer's queue, `PRAGMA data_version`, and when another connection
+    /// committed, its commits followed (``followOtherConnections(_:)``).
+    private func wakeUp() {
+        guard !isClosed.current else { return }
+        writer.asyncWriteWithoutTransaction { [weak self] db in
+            guard let self, !self.isClosed.current else { return }
+            self.followOtherConnections(db)
         }
     }
 

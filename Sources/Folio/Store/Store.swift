@@ -54,6 +54,14 @@ public final class Store: Sendable {
     let foldedObjectsCookie = Locked<Int64>(0)
     /// The file while this store is counted in ``OpenStoreFiles``.
     private let openFile = Locked<FileIdentity?>(nil)
+    /// What wakes the store when another process commits (``ChangeWatcher``), while open.
+    let watcher = Locked<ChangeWatcher?>(nil)
+    /// The change log's bounds (``ChangeLogLimits``); tests lower them.
+    let changeLogLimits = Locked(ChangeLogLimits())
+    /// The last `seq` followed when this store last trimmed the change log.
+    let lastTrim = Locked<Int64>(0)
+    /// This store's random id among the change log's readers (`folio_change_readers`).
+    let readerID = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
 
     /// Opens or creates the store at `path` for the given record types, as model version 0
     /// (an unversioned model: no migrations; see ``init(path:model:cacheDirectory:)``).
@@ -173,7 +181,7 @@ public final class Store: Sendable {
         self.cacheDirectory =
             cacheDirectory
             ?? URL(fileURLWithPath: (path ?? NSTemporaryDirectory()) + "-folio-cache")
-        self.hub = ChangeHub(tables: Set(schemas.keys))
+        self.hub = ChangeHub(tables: Set(schemas.keys), diagnostics: diagnostics)
         let fileIdentity = path.flatMap(FileIdentity.init(path:))
         self.fileIdentity = fileIdentity
         self.modelVersion = declared.version
@@ -182,7 +190,6 @@ public final class Store: Sendable {
                 let opened = try Migrator.open(db, declared, path: path ?? ":memory:") {
                     fileIdentity.map { OpenStoreFiles.count($0) > 0 } ?? false
                 }
-                try self.hub.install(in: db, columns: schemas.mapValues { $0.storedColumns.map(\.name) })
                 return opened
             }
             identity.withLock { $0 = opened.identity }
@@ -204,10 +211,15 @@ public final class Store: Sendable {
         try? keeper?.close()
         writer.add(transactionObserver: hub, extent: .databaseLifetime)
         let hub = self.hub
-        try? writer.writeWithoutTransaction { db in _ = try hub.externalChangeHappened(db) }
+        try? writer.writeWithoutTransaction { db in try hub.start(db) }
+        // `FOLIO_CHANGE_DETECTION=polling` forces the fallback (to measure or test it).
+        if path != nil {
+            watchExternalChanges(notifications: getenv("FOLIO_CHANGE_DETECTION").map { String(cString: $0) } != "polling")
+        }
     }
 
     deinit {
+        watcher.withLock { $0?.cancel() }
         unregisterOpenFile()
         if let removeOnDeinit { try? FileManager.default.removeItem(at: removeOnDeinit) }
     }
@@ -229,6 +241,10 @@ public final class Store: Sendable {
     public func close() throws {
         if Thread.current.threadDictionary[accessKey] != nil { throw FolioError.closeInsideAccess }
         isClosed.withLock { $0 = true }
+        watcher.withLock { watcher in
+            watcher?.cancel()
+            watcher = nil
+        }
         try folio { try writer.close() }
         unregisterOpenFile()
     }

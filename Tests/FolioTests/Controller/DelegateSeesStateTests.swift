@@ -237,7 +237,11 @@ struct DelegateSeesStateTests {
         let (controller, delegate) = try await liveController()
         let other = try DatabaseQueueFactory.open(store.path!)
         try await expectOldThenNew(controller, delegate, perChangeCallbacks: false) {
-            try await other.write { db in try db.execute(sql: "DELETE FROM article WHERE score < 5") }
+            // The change log trimmed past the store's progress: which rows changed is unknown.
+            try await other.write { db in
+                try db.execute(sql: "DELETE FROM article WHERE score < 5")
+                try db.execute(sql: "DELETE FROM folio_changes WHERE seq < (SELECT max(seq) FROM folio_changes)")
+            }
             try store.synchronize()
         }
         #expect(delegate.changeSets.last?.isReload == true)

@@ -183,16 +183,37 @@ struct ReorderTests {
         #expect(changes.allSatisfy { $0.movedItems.isEmpty && $0.insertedItems.isEmpty })
     }
 
-    /// Another connection's commit, noticed by the move's own write: which rows it changed is
-    /// unknown, so the rebase is a reload (as the commit alone would have been).
-    @Test func aRebaseOnAnotherConnectionsCommitIsAReload() async throws {
+    /// Another connection's commit, followed (woken, or by the move's own write) through the
+    /// change log: the row it changed is reported, the move is not echoed.
+    @Test func anotherConnectionsCommitBesideAMoveIsReportedRowByRow() async throws {
         let store = try Self.store(per: 6)
         let table = try await ChoreTable(store, sectioned: false)
         let other = try DatabaseQueueFactory.open(store.path!)
         try writeSync(other) { db in try db.execute(sql: "UPDATE chore SET title = 'elsewhere' WHERE title = 'a3'") }
         try table.drag(from: IndexPath(item: 0, section: 0), to: IndexPath(item: 5, section: 0))
         let changes = try await table.settle()
+        let changed = try readNow(store) { db in try Int64.fetchOne(db, sql: "SELECT id FROM chore WHERE title = 'elsewhere'") }
+        #expect(changes.allSatisfy { !$0.isReload }, "\(changes)")
+        #expect(changes.flatMap(\.updatedIdentifiers).map(\.rawValue) == [changed], "\(changes)")
+        #expect(changes.allSatisfy { $0.insertedItems.isEmpty && $0.deletedItems.isEmpty })
+    }
+
+    /// Another connection's commit whose rows the change log no longer holds (trimmed past
+    /// the store's progress), noticed by the move's own write: which rows it changed is
+    /// unknown, so the rebase is a reload (as the commit alone would have been).
+    @Test func aRebaseOnACommitTheLogNoLongerHoldsIsAReload() async throws {
+        let store = try Self.store(per: 6)
+        let table = try await ChoreTable(store, sectioned: false)
+        let other = try DatabaseQueueFactory.open(store.path!)
+        try writeSync(other) { db in
+            try db.execute(sql: "UPDATE chore SET title = 'elsewhere' WHERE title = 'a3'")
+            try db.execute(sql: "UPDATE chore SET title = 'again' WHERE title = 'a4'")
+            try db.execute(sql: "DELETE FROM folio_changes WHERE seq < (SELECT max(seq) FROM folio_changes)")
+        }
+        try table.drag(from: IndexPath(item: 0, section: 0), to: IndexPath(item: 5, section: 0))
+        let changes = try await table.settle()
         #expect(changes.map(\.isReload) == [true], "\(changes)")
+        #expect(store.diagnostics.lastReloadReason?.contains("trimmed") == true)
     }
 
     /// SwiftUI's onMove of one row down writes that row only; with a commit on its way that

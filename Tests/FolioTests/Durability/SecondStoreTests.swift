@@ -87,8 +87,9 @@ extension Durability {
                     == "\(total)|\(total)|0|\(total - 1)")
         }
 
-        /// Each store's controllers see the other store's commits (and the shell's) as a
-        /// reload, at that store's next commit, `synchronize()` or `observeExternalChanges`.
+        /// Each store's controllers see the other store's commits (and the shell's) row by
+        /// row, through the change log: woken, or at that store's next commit, `synchronize()`
+        /// or `observeExternalChanges`.
         @Test @MainActor func eachStoresControllersSeeTheOthersCommits() async throws {
             let directory = try ScratchDirectory()
             let path = directory.path("store.sqlite")
@@ -106,7 +107,8 @@ extension Durability {
             try writeSync(second) { tx in _ = try tx.deleteAll(Article.self, where: #Predicate { $0.score < 5 }) }
             try first.synchronize()
             await controller.waitForChanges()
-            #expect(delegate.changeSets.last?.isReload == true)
+            #expect(delegate.changeSets.last?.isReload == false)
+            #expect(delegate.changeSets.last?.deletedItems.count == 5)
             #expect(controller.snapshot.numberOfItems == 15)
             #expect(TableViewModel(controller.snapshot) == (try freshModel(controller)))
 
@@ -118,10 +120,11 @@ extension Durability {
                 try tx.insert(&article)
             }
             await controller.waitForChanges()
-            // The second store's commit is followed before the first store's write begins (a
-            // reload), then that write row by row.
+            // The second store's commit is followed before the first store's write begins (if
+            // the store was not woken for it already), then that write: both row by row.
             #expect(delegate.changeSets.count == reloads + 2)
-            #expect(delegate.changeSets.suffix(2).map(\.isReload) == [true, false])
+            #expect(delegate.changeSets.suffix(2).map(\.isReload) == [false, false])
+            #expect(delegate.changeSets.suffix(2).map(\.deletedItems.count) == [3, 0])
             #expect(controller.snapshot.numberOfItems == 13)
             #expect(TableViewModel(controller.snapshot) == (try freshModel(controller)))
 

@@ -39,7 +39,9 @@ struct SchemaTests {
             schema.contains(#"index article_published_index CREATE INDEX "article_published_index" ON "article"("published")"#))
         #expect(schema.contains(#"index article_score_index CREATE INDEX "article_score_index" ON "article"("score")"#))
         #expect(schema.filter { $0.hasPrefix("index article_") }.count == 3)
-        #expect(schema.filter { $0.hasPrefix("trigger folio_article_") }.count == 3)
+        #expect(
+            schema.filter { $0.hasPrefix("trigger folio_article_") }.count == 4,
+            "three change triggers and the log's update trigger")
         #expect(
             schema.contains {
                 $0.hasPrefix(
@@ -166,7 +168,7 @@ struct SchemaTests {
         }
         let store = try Store(path: path, records: [Article.self])
         #expect(try store.fetch(RecordRequest<Article>()).map { $0?.title } == ["made elsewhere"])
-        #expect(try rawSchema(store).filter { $0.hasPrefix("trigger folio_article_") }.count == 3)
+        #expect(try rawSchema(store).filter { $0.hasPrefix("trigger folio_article_") }.count == 4)
         let token = try store.changeToken(for: Article.self)
         try store.write { tx in
             var a = Article(title: "new"); try tx.insert(&a)

@@ -82,6 +82,10 @@ struct ReorderNullPositionTests {
         try Shell.sqlite3(
             store.path!, "UPDATE errand SET position = NULL WHERE id IN (5, 2); UPDATE errand SET position = 7 WHERE id IN (6, 3)"
         )
+        // Followed before the screen opens (the store may not have been woken for it yet):
+        // a list that subscribes before the store follows a commit it already shows gets
+        // that commit's rows as updates.
+        try store.synchronize()
         let screen = try await ErrandScreen(store, mode: .controller)
         #expect(screen.shown.flatMap { $0 }.map(\.rawValue) == [2, 5, 1, 3, 6, 4])
         // Between the two NULLs: no room there, so the rows around are spread.

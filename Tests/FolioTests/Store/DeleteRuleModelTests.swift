@@ -193,7 +193,9 @@ struct DeleteRuleModelTests {
         // No action: no trigger; the entity `rule_x` keeps its change triggers.
         store = try open(NoAction.self)
         #expect(try Self.ruleTriggers(path).split(separator: "\n").allSatisfy { $0.hasPrefix("folio_rule_x_") })
-        #expect(try Shell.sqlite3(path, "SELECT count(*) FROM sqlite_master WHERE name GLOB 'folio_rule_x_*'") == "3")
+        #expect(
+            try Shell.sqlite3(path, "SELECT count(*) FROM sqlite_master WHERE name GLOB 'folio_rule_x_*'") == "4",
+            "three change triggers and the log's")
         try store?.write { tx in try tx.delete(Holder<NoAction>.self, id: RecordID(1)) }
         #expect(try store?.count(RecordRequest<Thing<NoAction>>(sortBy: [SortDescriptor(\.name)])) == 4)
         try store?.close()

@@ -5,7 +5,9 @@ import Testing
 @Suite("Writes by other connections")
 @MainActor
 struct ExternalChangeTests {
-    @Test func aControllerReloadsAfterAnotherConnectionWrites() async throws {
+    /// Another connection's commits reach the controller as row-by-row change sets through
+    /// the change log: at `synchronize()`, and before the store's own next write.
+    @Test func aControllerFollowsAnotherConnectionsWritesRowByRow() async throws {
         let store = try Store.temporary(records: [Article.self])
         try seed(store, count: 50)
         var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])
@@ -18,16 +20,18 @@ struct ExternalChangeTests {
         try await other.write { db in try db.execute(sql: "DELETE FROM article WHERE score < 20") }
         try store.synchronize()
         await controller.waitForChanges()
-        #expect(delegate.changeSets.last?.isReload == true)
+        #expect(delegate.changeSets.last?.isReload == false)
+        #expect(delegate.changeSets.last?.deletedItems.count == 20)
         #expect(controller.snapshot.numberOfItems == 30)
-        // Detected before the store's own next write too, without synchronize(): a reload for
-        // the other connection's commit, then the store's own commit row by row.
+        // Followed before the store's own next write too (if the store was not woken for it
+        // already), without synchronize(): the other connection's commit, then the store's own.
         try await other.write { db in try db.execute(sql: "DELETE FROM article WHERE score < 30") }
         try writeSync(store) { tx in
             var a = Article(title: "own", score: 1000); try tx.insert(&a)
         }
         await controller.waitForChanges()
-        #expect(delegate.changeSets.suffix(2).map(\.isReload) == [true, false])
+        #expect(delegate.changeSets.suffix(2).map(\.isReload) == [false, false])
+        #expect(delegate.changeSets.suffix(2).map(\.deletedItems.count) == [10, 0])
         #expect(delegate.changeSets.last?.insertedItems.count == 1)
         #expect(controller.snapshot.numberOfItems == 21)
         #expect(TableViewModel(controller.snapshot) == (try freshModel(controller)))
@@ -37,11 +41,13 @@ struct ExternalChangeTests {
 @Suite("Change hub")
 @MainActor
 struct ChangeHubTests {
-    @Test func aControllerThatSubscribesDuringAnUnobservedTransactionReloads() async throws {
+    /// The change log holds the rows of a transaction that was running when the controller
+    /// subscribed: they arrive as a change set, none lost, not as a reload.
+    @Test func aControllerThatSubscribesDuringATransactionGetsItsRows() async throws {
         let store = try Store.temporary(records: [Article.self])
         try seed(store, count: 10)
         let began = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
-        // No controller yet: the hub stops recording this transaction's rows at the first one.
+        // No controller yet: the transaction's rows are in the change log all the same.
         let write = Task.detached {
             try await store.write { tx in
                 for i in 0..<10 { var a = Article(title: "x\(i)", score: 100 + i); try tx.insert(&a) }
@@ -61,7 +67,8 @@ struct ChangeHubTests {
         proceed.signal()
         try await write.value
         await controller.waitForChanges()
-        #expect(delegate.changeSets.last?.isReload == true, "rows it never saw are not silently lost")
+        #expect(delegate.changeSets.last?.isReload == false, "rows it never saw are not lost, nor a reload")
+        #expect(delegate.changeSets.last?.insertedItems.count == 20)
         #expect(controller.snapshot.numberOfItems == 30)
         #expect(TableViewModel(controller.snapshot) == (try freshModel(controller)))
     }

@@ -3,10 +3,11 @@ import GRDB
 import Testing
 @testable import Folio
 
-/// The change hub reports a row an `UPDATE` names only when one of its stored values
-/// changed, compared as SQLite stores them: the same storage class and the same bytes
-/// (`BINARY`, whatever the column's collation). Checked on tables Folio would not create
-/// itself (a `NOCASE` column, a column without affinity) through the hub alone.
+/// The change log (its triggers) and the hub report a row an `UPDATE` names only when one of
+/// its stored values changed, compared as SQLite stores them: the same storage class and the
+/// same bytes (`BINARY`, whatever the column's collation). Checked on tables Folio would not
+/// create itself (a `NOCASE` column, a column without affinity) through the log's triggers
+/// and the hub alone.
 @Suite("Change hub: an update is a changed stored value")
 struct StoredValueChangeTests {
     /// Records what the hub hands a subscriber.
@@ -32,10 +33,17 @@ struct StoredValueChangeTests {
         let columns = ["v", "n", "i", "a", "b"]
         try queue.write { db in
             try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT COLLATE NOCASE, n REAL, i INTEGER, a, b BLOB)")
+            try db.execute(sql: SQLBuilder.createEntityMetadata)
+            try db.execute(sql: SQLBuilder.createChangeLog)
+            try db.execute(
+                sql: "INSERT INTO folio_entities (name, version_hash, schema, change_id) VALUES ('t', '', '', randomblob(16))")
+            for trigger in SQLBuilder.changeTriggers(table: "t") + [SQLBuilder.logUpdateTrigger(table: "t", columns: columns)] {
+                try db.execute(sql: trigger.sql)
+            }
         }
-        let hub = ChangeHub(tables: ["t"])
-        try queue.writeWithoutTransaction { db in try hub.install(in: db, columns: ["t": columns]) }
+        let hub = ChangeHub(tables: ["t"], diagnostics: Diagnostics())
         queue.add(transactionObserver: hub, extent: .databaseLifetime)
+        try queue.writeWithoutTransaction { db in try hub.start(db) }
         let recorder = Recorder()
         hub.subscribe(recorder)
         return (queue, hub, recorder)

@@ -121,8 +121,12 @@ func selects(_ recorder: SQLRecorder, from table: String) -> [String] {
 func queries(_ recorder: SQLRecorder) -> [String] {
     recorder.statements.filter { line in
         !["PRAGMA", "BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "--"].contains { line.hasPrefix($0) }
+            && !changeLogReads.contains(line)
     }
 }
+
+/// The change hub's reads of the change log after each commit (bookkeeping, as `PRAGMA` is).
+let changeLogReads: Set<String> = [SQLBuilder.changeLogLast, SQLBuilder.allChangeIDs, SQLBuilder.changeLogSince]
 
 /// Every row of `table`, as text, through a raw read (what a fresh look at the store sees).
 func rawRows(_ store: Store, _ table: String) throws -> [String] {

@@ -58,9 +58,13 @@ struct EngineDesignTests {
         // A bulk change (the rescan path) and an unknown change (the reload path).
         try store.write { tx in try tx.database.execute(sql: "UPDATE article SET score = 300 - score") }
         try store.onWriterQueue { db in
-            // As another process's write: the table's change token moves behind the hub.
-            try db.execute(sql: "UPDATE folio_entities SET change_id = randomblob(16) WHERE name = 'article'")
-            tracker.didChangeExternally(in: db)
+            // As another process's write: the table's change token moves behind the hub (which
+            // follows the commit only once it is made).
+            try db.inTransaction {
+                try db.execute(sql: "UPDATE folio_entities SET change_id = randomblob(16) WHERE name = 'article'")
+                tracker.didChangeExternally(in: db)
+                return .commit
+            }
         }
         #expect(tracker.serial >= 22)
         let (calls, held) = userCode.counts
