@@ -174,7 +174,8 @@ extension Bench {
 
     /// A few commits by the `sqlite3` shell, a separate process, the store woken; a sentence
     /// for the report's notes.
-    private func shellCommits(recorder: DeliveryRecorder<Article>, live: FetchedResultsController<Article>) async throws -> String {
+    private func shellCommits(recorder: DeliveryRecorder<Article>, live: FetchedResultsController<Article>) async throws -> String
+    {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         guard
             let shell = path.split(separator: ":").map({ "\($0)/sqlite3" })
