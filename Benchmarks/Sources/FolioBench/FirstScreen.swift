@@ -115,8 +115,9 @@ extension Bench {
         }
     }
 
-    /// The synchronous `performFetch`, returning with the first screen (the default).
+    /// The synchronous `performFetch`, returning with the first screen (`completesInBackground`).
     func fetchFirstScreen<R: PersistentRecord>(_ controller: FetchedResultsController<R>) throws {
+        controller.completesInBackground = true
         try controller.performFetch()
     }
 

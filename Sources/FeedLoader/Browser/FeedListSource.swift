@@ -60,6 +60,8 @@ final class FeedListSource: FetchedResultsControllerDelegate {
     ) -> FetchedResultsController<Feed> {
         let controller = FetchedResultsController(
             request, store: store, sectionBy: grouping.sectionKey, cacheName: grouping == .day ? cacheName : nil)
+        // The list shows its first screen at once and completes in the background.
+        controller.completesInBackground = true
         switch grouping {
         case .day: controller.sectionIndexTitle = { String($0.prefix(7)) }  // by month: "2025-06"
         case .source: controller.sectionIndexTitle = { String($0.prefix(1)).uppercased() }

@@ -5,7 +5,8 @@ extension FetchedResultsController {
     // MARK: Fetching
 
     /// Fetches the identifiers and sections (or reuses a valid persistent cache), and
-    /// returns as soon as the first screen is known. Loads no record.
+    /// with ``completesInBackground`` set, returns as soon as the first screen is known.
+    /// Loads no record.
     ///
     /// A list whose identifier scan ends within the first-screen budget (about 3,000 rows
     /// looked at and 4 ms) is complete when this returns. A longer one returns with its first

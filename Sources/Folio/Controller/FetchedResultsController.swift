@@ -168,16 +168,18 @@ public final class FetchedResultsController<R: PersistentRecord> {
     var inheritedRecords: [Int64: R] = [:]
 
     /// Whether a fetch of a long list returns with its first screen and reads the rest in
-    /// the background (`true`, the default), or reads every row before it returns, as
-    /// Core Data's `performFetch()` does.
+    /// the background (`true`), or reads every row before it returns, as Core Data's
+    /// `performFetch()` does (`false`, the default).
     ///
-    /// Set it to `false` where the whole results are needed at once and nothing waits for
-    /// the completion: code that reads counts right after fetching, or a program whose main
-    /// actor never runs a loop (the completion is installed on the main actor). A list that
-    /// fits its first screen is complete at once either way. Read by the next fetch.
+    /// Set it to `true` for a list a person scrolls: its first screen shows at once however
+    /// long the list (see *Large Lists*). Leave it `false` where the whole results are needed
+    /// at once and nothing waits for the completion: code that reads counts right after
+    /// fetching, or a program whose main actor never runs a loop (the completion is
+    /// installed on the main actor). A list that fits its first screen is complete at once
+    /// either way. Read by the next fetch.
     ///
     /// - Complexity: O(1).
-    public var completesInBackground = true
+    public var completesInBackground = false
 
     /// Whether every row of the results is known.
     ///

@@ -68,6 +68,7 @@ func firstScreenController(
     let request = RecordRequest<Article>(
         predicate: predicate, sortBy: [SortDescriptor(\.published), SortDescriptor(\.score)], batchSize: 50)
     let controller = FetchedResultsController(request, store: store, sectionBy: .day(\.published), cacheName: cacheName)
+    controller.completesInBackground = true
     controller.firstScreenRule = .immediately(rows: rows)
     controller.completionHook = gate?.hook
     let recorder = LiveRecorder()
@@ -149,6 +150,7 @@ func applyAll(_ recorder: LiveRecorder, to model: inout TableViewModel) throws {
         try seed(store, count: count)
         let controller = FetchedResultsController(
             RecordRequest<Article>(sortBy: [SortDescriptor(\.published)]), store: store, sectionBy: .day(\.published))
+        controller.completesInBackground = true
         #expect(controller.firstScreenRule == .automatic(rows: 0))
         try fetchNow(controller)
         #expect(controller.isComplete)
@@ -250,6 +252,7 @@ func applyAll(_ recorder: LiveRecorder, to model: inout TableViewModel) throws {
         request.limit = 3_000
         request.offset = 10
         let windowed = FetchedResultsController(request, store: store)
+        windowed.completesInBackground = true
         windowed.firstScreenRule = .immediately(rows: 10)
         try fetchNow(windowed)
         #expect(windowed.isComplete)
@@ -273,6 +276,7 @@ func applyAll(_ recorder: LiveRecorder, to model: inout TableViewModel) throws {
         }
         let controller = FetchedResultsController(
             RecordRequest<Article>(sortBy: [SortDescriptor(\.score)]), store: store, sectionBy: key)
+        controller.completesInBackground = true
         controller.firstScreenRule = .immediately(rows: 200)
         let recorder = LiveRecorder()
         controller.delegate = recorder
@@ -310,6 +314,7 @@ func applyAll(_ recorder: LiveRecorder, to model: inout TableViewModel) throws {
         let gate = FirstScreenGate(at: 0)
         let request = RecordRequest<Article>(sortBy: [SortDescriptor(\.published), SortDescriptor(\.score)])
         let controller = FetchedResultsController(request, store: store, sectionBy: .day(\.published))
+        controller.completesInBackground = true
         controller.firstScreenRule = .immediately(rows: 100)
         controller.completionHook = gate.hook
         try fetchNow(controller)  // no delegate: not tracked
@@ -330,6 +335,7 @@ func applyAll(_ recorder: LiveRecorder, to model: inout TableViewModel) throws {
         try seed(store, count: 10_000)
         let model = FetchedResultsModel(
             RecordRequest<Article>(sortBy: [SortDescriptor(\.published)]), store: store, sectionBy: .day(\.published))
+        model.controller.completesInBackground = true
         model.controller.firstScreenRule = .immediately(rows: 50)
         let gate = FirstScreenGate(at: 0)
         model.controller.completionHook = gate.hook
