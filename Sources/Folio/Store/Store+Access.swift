@@ -34,9 +34,15 @@ extension Store {
     }
 
     func readSync<T>(_ body: (Database) throws -> T) throws -> T {
+        try accessing { try writer.read { db in try guarded(db, writing: false, body) } }
+    }
+
+    /// What every synchronous access shares around its connection call: the store is open,
+    /// GRDB's errors become Folio's, and one that means the file moved says so.
+    private func accessing<T>(_ body: () throws -> T) throws -> T {
         try requireOpen()
         do {
-            return try folio { try writer.read { db in try guarded(db, writing: false, body) } }
+            return try folio(body)
         } catch {
             throw movedOr(error)
         }
@@ -46,23 +52,12 @@ extension Store {
     /// it all see the database as it was when it was made, however long they take, without
     /// holding one of the pool's readers. `nil` for an in-memory store (one connection).
     func makeSnapshot() throws -> DatabaseSnapshot? {
-        try requireOpen()
-        guard let pool = writer as? DatabasePool else { return nil }
-        do {
-            return try folio { try pool.makeSnapshot() }
-        } catch {
-            throw movedOr(error)
-        }
+        try accessing { try (writer as? DatabasePool).map { try $0.makeSnapshot() } }
     }
 
     /// Runs `body` on `snapshot` (``makeSnapshot()``), behind the same guards as every read.
     func read<T>(_ snapshot: DatabaseSnapshot, _ body: (Database) throws -> T) throws -> T {
-        try requireOpen()
-        do {
-            return try folio { try snapshot.read { db in try guarded(db, writing: false, body) } }
-        } catch {
-            throw movedOr(error)
-        }
+        try accessing { try snapshot.read { db in try guarded(db, writing: false, body) } }
     }
 
     /// Runs `body`, which must run exactly one statement, on a read-only connection without
@@ -71,12 +66,7 @@ extension Store {
     /// and `COMMIT` of ``readSync(_:)`` would only add two statements. For reads made very
     /// often (a batch of ``FetchedRecords`` each `batchSize` rows scrolled).
     func readSingleStatementSync<T>(_ body: (Database) throws -> T) throws -> T {
-        try requireOpen()
-        do {
-            return try folio { try writer.unsafeRead { db in try guarded(db, writing: false, body) } }
-        } catch {
-            throw movedOr(error)
-        }
+        try accessing { try writer.unsafeRead { db in try guarded(db, writing: false, body) } }
     }
 
     /// Runs `body` on the writer's queue, outside any transaction, after the write in
