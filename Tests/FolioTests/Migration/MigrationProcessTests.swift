@@ -59,15 +59,9 @@ struct MigrationProcessTests {
 
         var lines: [String] { CrashSafetyTests.lines(of: output) }
 
-        /// Waits until a printed line satisfies `condition`; false if the child ended or 120 s passed.
+        /// Waits until a printed line satisfies `condition` (see ``CrashSafetyTests/waitForOutput(of:in:until:)``).
         func waitFor(_ condition: (String) -> Bool) async throws -> Bool {
-            let deadline = ContinuousClock.now + .seconds(120)
-            while ContinuousClock.now < deadline {
-                if lines.contains(where: condition) { return true }
-                if !process.isRunning { return lines.contains(where: condition) }
-                try await Task.sleep(for: .milliseconds(1))
-            }
-            return false
+            try await CrashSafetyTests.waitForOutput(of: process, in: output) { $0.contains(where: condition) }
         }
     }
 

@@ -67,6 +67,31 @@ struct CrashSafetyTests {
         return lines
     }
 
+    /// Waits until the lines a child printed to `output` satisfy `condition`; false if it
+    /// ended without, or printed nothing new for 120 s (hung). The output is read again
+    /// after every wake-up before any time limit counts, and the limit runs from the last
+    /// new line: this task can be kept from running for minutes while the child goes on
+    /// printing (a loaded 2-core machine starved every test of this process for 137 s), and
+    /// then what the child printed meanwhile decides, not the clock.
+    static func waitForOutput(
+        of process: Process, in output: URL, until condition: ([String]) -> Bool
+    ) async throws -> Bool {
+        var printed = -1
+        var deadline = ContinuousClock.now
+        while true {
+            let current = lines(of: output)
+            if condition(current) { return true }
+            if !process.isRunning { return condition(lines(of: output)) }
+            if current.count != printed {
+                printed = current.count
+                deadline = ContinuousClock.now + .seconds(120)
+            } else if ContinuousClock.now >= deadline {
+                return false
+            }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
     enum KillPoint: String { case startup, midImport, rightAfterCacheWrite, rightAfterACommitWithoutCacheWrite }
 
     struct Tally {
@@ -127,14 +152,8 @@ struct CrashSafetyTests {
             process.standardOutput = stdout
             process.standardError = stderr
             try process.run()
-            /// Waits until the lines printed satisfy `condition`; false if the child stopped or 120 s passed (a loaded 2-core machine has stalled tests for 35 s).
             func waitUntil(_ condition: ([String]) -> Bool) async throws -> Bool {
-                let deadline = ContinuousClock.now + .seconds(120)
-                while ContinuousClock.now < deadline && process.isRunning {
-                    if condition(Self.lines(of: outputURL)) { return true }
-                    try await Task.sleep(for: .milliseconds(1))
-                }
-                return false
+                try await Self.waitForOutput(of: process, in: outputURL, until: condition)
             }
             func isReady(_ lines: [String]) -> Bool { lines.first?.hasPrefix("ready") == true }
             switch point {
