@@ -138,6 +138,8 @@ extension Store {
     /// `body`, guarded, in a transaction that commits.
     private func writeTransaction<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
         followOtherConnections(db)
+        ownWrites.withLock { $0.began() }
+        defer { ownWrites.withLock { $0.ended() } }
         var result: T?
         try db.inTransaction {
             result = try guarded(db, writing: true, body)

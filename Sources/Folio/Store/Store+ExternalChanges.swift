@@ -77,10 +77,20 @@ extension Store {
 
     /// One wake-up: on the writer's queue, `PRAGMA data_version`, and when another connection
     /// committed, its commits followed (``followOtherConnections(_:)``).
+    ///
+    /// Skipped while the store's own write runs or just ended (``OwnWrites``): that write's
+    /// own `-wal` frames are what woke it, and every write of the store follows other
+    /// connections' commits before it begins; the watcher's re-checks after the last
+    /// notification (``ChangeWatcher/rechecks``) find another process's commit that came
+    /// meanwhile. At most one wake-up waits on the writer's queue at a time.
     private func wakeUp() {
         guard !isClosed.current else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard ownWrites.withLock({ $0.shouldWake(at: now) }) else { return }
         writer.asyncWriteWithoutTransaction { [weak self] db in
-            guard let self, !self.isClosed.current else { return }
+            guard let self else { return }
+            self.ownWrites.withLock { $0.wakePending = false }
+            guard !self.isClosed.current else { return }
             self.followOtherConnections(db)
         }
     }
@@ -159,4 +169,33 @@ struct FileIdentity: Hashable, Sendable {
 
     /// The thread-dictionary key that marks a write in progress on this file.
     var writeKey: String { "folio.write.\(device).\(inode)" }
+}
+
+/// The store's own writes, as its ``ChangeWatcher`` wake-ups see them: a notification that
+/// comes while the store writes, or within ``quiet`` of its last commit, is the store's own
+/// `-wal` being written, and is not checked at once (see `Store.wakeUp()`).
+struct OwnWrites: Sendable {
+    /// Write transactions of the store under way.
+    private var active = 0
+    /// When the last one ended (`DispatchTime` nanoseconds).
+    private var lastEnded: UInt64 = 0
+    /// A wake-up is queued on the writer and has not run yet.
+    var wakePending = false
+    /// Shorter than the watcher's first re-check (2 ms), so the re-check after the last
+    /// notification of a burst always runs.
+    static let quiet: UInt64 = 1_000_000
+
+    mutating func began() { active += 1 }
+
+    mutating func ended() {
+        active -= 1
+        lastEnded = DispatchTime.now().uptimeNanoseconds
+    }
+
+    /// Whether a wake-up at `now` should check the file (and, if so, it is now pending).
+    mutating func shouldWake(at now: UInt64) -> Bool {
+        if active > 0 || wakePending || now &- lastEnded < Self.quiet { return false }
+        wakePending = true
+        return true
+    }
 }

@@ -56,6 +56,8 @@ public final class Store: Sendable {
     private let openFile = Locked<FileIdentity?>(nil)
     /// What wakes the store when another process commits (``ChangeWatcher``), while open.
     let watcher = Locked<ChangeWatcher?>(nil)
+    /// The store's own writes as the watcher sees them (``OwnWrites``).
+    let ownWrites = Locked(OwnWrites())
     /// The change log's bounds (``ChangeLogLimits``); tests lower them.
     let changeLogLimits = Locked(ChangeLogLimits())
     /// The last `seq` followed when this store last trimmed the change log.

@@ -123,6 +123,49 @@ struct OtherProcessChangeTests {
         #expect(table.controller.snapshot.numberOfItems == 10_040)
     }
 
+    /// The store's own commits write its `-wal` and so notify its own watcher: those wake-ups
+    /// are not checked (each write follows other connections before it begins), so a burst of
+    /// writes runs two `PRAGMA data_version` per write, not eight. Another connection's
+    /// commit right after the store's own still arrives, woken, with nothing called.
+    @Test func theStoresOwnWritesDoNotWakeItButAnotherCommitRightAfterDoes() async throws {
+        let directory = try ScratchDirectory()
+        let store = try Self.store(directory)
+        let second = try Store(path: store.path!, records: [Article.self])
+        let table = try await XprocTable(store)
+        let checks = Locked(0)
+        store.diagnostics.logSQL { sql in if sql == "PRAGMA data_version" { checks.withLock { $0 += 1 } } }
+        let writes = 100
+        for i in 0..<writes {
+            try writeSync(store) { tx in
+                var a = Article(title: "own \(i)", url: "own-\(i)", score: 1_000 + i, category: "a")
+                try tx.insert(&a)
+            }
+        }
+        // Past the watcher's re-checks of the last notification.
+        try await Task.sleep(for: .milliseconds(300))
+        store.diagnostics.logSQL(nil)
+        // Two per write (its look at other connections before it, and the follow of its own
+        // commit), and a few re-checks after the burst; before, every commit's notifications
+        // added their own (about six per write here).
+        #expect(checks.current <= 2 * writes + 20, "\(checks.current) data_version checks for \(writes) writes")
+        _ = try await table.settle("own writes", count: 1)
+
+        for round in 0..<10 {
+            try writeSync(store) { tx in
+                var a = Article(title: "mine \(round)", url: "mine-\(round)", score: 5_000 + round, category: "b")
+                try tx.insert(&a)
+            }
+            // Inside the store's quiet time after its own commit.
+            try writeSync(second) { tx in
+                var a = Article(title: "theirs \(round)", url: "theirs-\(round)", score: 6_000 + round, category: "c")
+                try tx.insert(&a)
+            }
+            let changes = try await table.settle("another connection's commit right after the store's own (\(round))", count: 1)
+            #expect(changes.allSatisfy { !$0.isReload })
+            #expect(table.controller.snapshot.numberOfItems == 40 + writes + 2 * (round + 1))
+        }
+    }
+
     /// A store that was not woken while the others trimmed the log past its progress reloads,
     /// and says why; one whose progress is recorded holds the log back and follows row by row.
     @Test func aStoreBehindTheTrimmedLogReloadsAndSaysWhy() async throws {
