@@ -1,0 +1,169 @@
+#if os(Linux)
+import Foundation
+import GRDB
+import Testing
+@testable import Folio
+
+/// Every store of a process shares one inotify instance (``InotifyRegistry``): hundreds of
+/// stores are all woken by inotify, each by its own file's commits only, and a store's
+/// watches go when it closes — never another store's.
+@Suite("One inotify instance per process")
+@MainActor
+struct SharedInotifyTests {
+    /// Waits until the process has its inotify instance: it is made at the first watch and
+    /// kept; until then another process may hold every one of the user's 128.
+    static func requireInstance(_ directory: ScratchDirectory) async throws {
+        let probe = directory.path("probe")
+        _ = FileManager.default.createFile(atPath: probe, contents: Data())
+        for _ in 0..<1_200 {
+            if let token = InotifyRegistry.shared.watch(path: probe, notify: {}) {
+                InotifyRegistry.shared.unwatch(token)
+                return
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("no inotify instance could be made in 120 s: other processes hold every one of the user's")
+        throw CancellationError()
+    }
+
+    /// Inserts one article through a connection no store owns (as another process would).
+    static func insertElsewhere(_ path: String, _ title: String) throws {
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(
+                sql: "INSERT INTO article (title, url, published, score, category, isRead) VALUES (?, ?, 0, 1, 'a', 0)",
+                arguments: [title, "u-\(title)"])
+        }
+        try queue.close()
+    }
+
+    @Test func twoHundredStoresAreEachWokenByInotifyAloneAndReleaseTheirWatches() async throws {
+        let directory = try ScratchDirectory()
+        try await Self.requireInstance(directory)
+        let count = 200
+        var stores: [Store] = []
+        for index in 0..<count {
+            stores.append(try Store(path: directory.path("s\(index).sqlite"), records: [Article.self]))
+        }
+        #expect(
+            stores.allSatisfy { $0.externalChangeDetection == .inotify },
+            "\(Set(stores.map(\.externalChangeDetection.description)))")
+        let registry = InotifyRegistry.shared
+        let folder = directory.url.path
+        #expect(registry.introspect(folder).holders == count, "one hold of the directory's one watch per store")
+        #expect(
+            stores.allSatisfy {
+                registry.introspect($0.path!).holders == 1 && registry.introspect($0.path! + "-wal").holders == 1
+            })
+
+        let first = try await XprocTable(stores[0], sectioned: false)
+        let middle = try await XprocTable(stores[100], sectioned: false)
+        let last = try await XprocTable(stores[count - 1], sectioned: false)
+        for store in stores { store.diagnostics.resetCounters() }
+
+        try Self.insertElsewhere(stores[0].path!, "first")
+        var changes = try await first.settle("the first store's commit", count: 1)
+        #expect(changes.count == 1 && changes.first?.insertedItems.count == 1, "\(changes)")
+        try Self.insertElsewhere(stores[count - 1].path!, "last")
+        changes = try await last.settle("the last store's commit", count: 1)
+        #expect(changes.count == 1 && changes.first?.insertedItems.count == 1, "\(changes)")
+
+        let counters = stores.map(\.diagnostics.counters)
+        #expect(counters[0].fileNotifications >= 1 && counters[count - 1].fileNotifications >= 1)
+        let others = counters.indices.filter { $0 != 0 && $0 != count - 1 }
+        #expect(
+            others.allSatisfy { counters[$0].fileNotifications == 0 && counters[$0].changeLogRowsRead == 0 },
+            "woken: \(others.filter { counters[$0].fileNotifications > 0 })")
+        #expect(middle.changeSets.isEmpty)
+        #expect(counters[0].changeLogReloads == 0 && counters[count - 1].changeLogReloads == 0)
+
+        // Closing every store but the last releases their watches, not the last one's.
+        for store in stores.dropLast() { try store.close() }
+        #expect(stores.dropLast().allSatisfy { !registry.introspect($0.path!).isWatched && $0.externalChangeDetection == .none })
+        #expect(registry.introspect(folder).holders == 1)
+        #expect(registry.introspect(stores[count - 1].path!).isWatched)
+        let before = stores[count - 1].diagnostics.counters.fileNotifications
+        try Self.insertElsewhere(stores[count - 1].path!, "after the others closed")
+        changes = try await last.settle("the last store, alone in the directory", count: 1)
+        #expect(changes.count == 1 && changes.first?.insertedItems.count == 1, "\(changes)")
+        #expect(stores[count - 1].diagnostics.counters.fileNotifications > before, "woken by inotify, not polling")
+
+        try stores[count - 1].close()
+        #expect(!registry.introspect(folder).isWatched && registry.introspect(folder).holders == 0)
+        #expect(!registry.introspect(stores[count - 1].path! + "-wal").isWatched)
+    }
+
+    /// Two stores on one file hold the kernel's one watch of it together: the first to close
+    /// leaves the other's, which still wakes it.
+    @Test func twoStoresOnOneFileKeepEachOthersWatch() async throws {
+        let directory = try ScratchDirectory()
+        try await Self.requireInstance(directory)
+        let path = directory.path("shared.sqlite")
+        let one = try Store(path: path, records: [Article.self])
+        let two = try Store(path: path, records: [Article.self])
+        let registry = InotifyRegistry.shared
+        #expect(registry.introspect(path).holders == 2 && registry.introspect(path + "-wal").holders == 2)
+        let table = try await XprocTable(two, sectioned: false)
+        try one.close()
+        #expect(registry.introspect(path).holders == 1 && registry.introspect(path + "-wal").holders == 1)
+        two.diagnostics.resetCounters()
+        try Self.insertElsewhere(path, "after one closed")
+        let changes = try await table.settle("the store left open", count: 1)
+        #expect(changes.count == 1 && changes.first?.insertedItems.count == 1, "\(changes)")
+        #expect(two.diagnostics.counters.fileNotifications >= 1)
+        try two.close()
+        #expect(!registry.introspect(path).isWatched)
+        // Opened again, the file is watched again.
+        let again = try Store(path: path, records: [Article.self])
+        #expect(again.externalChangeDetection == .inotify && registry.introspect(path).holders == 1)
+        try again.close()
+    }
+
+    /// The registry itself, on plain files: a watcher is told of its file's writes with the
+    /// registry's lock free; a file made in the directory wakes only the watcher of that
+    /// name; a registration taken back twice is taken back once.
+    @Test func theRegistryNotifiesByNameWithItsLockFree() async throws {
+        let directory = try ScratchDirectory()
+        try await Self.requireInstance(directory)
+        let registry = InotifyRegistry.shared
+        let seen = Locked<[String: Int]>([:])
+        let lockFree = Locked<[Bool]>([])
+        func watcher(_ name: String) -> InotifyRegistry.Token? {
+            let path = directory.path(name)
+            _ = FileManager.default.createFile(atPath: path, contents: Data())
+            return registry.watch(path: path) {
+                lockFree.withLock { $0.append(registry._isLockFree) }
+                seen.withLock { $0[name, default: 0] += 1 }
+            }
+        }
+        let a = try #require(watcher("a.sqlite"))
+        let b = try #require(watcher("b.sqlite"))
+        func waitFor(_ name: String) async throws {
+            for _ in 0..<2_000 where seen.current[name] == nil { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(seen.current[name] != nil, "\(name) was not notified: \(seen.current)")
+        }
+        // A `-wal` made in the directory: its store's (its watch is set), nobody else's.
+        _ = FileManager.default.createFile(atPath: directory.path("a.sqlite-wal"), contents: Data())
+        _ = FileManager.default.createFile(atPath: directory.path("unrelated-wal"), contents: Data())
+        try await waitFor("a.sqlite")
+        #expect(registry.introspect(directory.path("a.sqlite-wal")).holders == 1)
+        // A write to the `-wal` (watched now) and to b's database file.
+        let handle = try #require(FileHandle(forWritingAtPath: directory.path("a.sqlite-wal")))
+        handle.write(Data("frame".utf8))
+        try handle.close()
+        let b0 = seen.current["b.sqlite"]
+        #expect(b0 == nil, "b was woken by a's files: \(seen.current)")
+        let other = try #require(FileHandle(forWritingAtPath: directory.path("b.sqlite")))
+        other.write(Data("page".utf8))
+        try other.close()
+        try await waitFor("b.sqlite")
+        #expect(lockFree.current.allSatisfy { $0 } && !lockFree.current.isEmpty)
+        registry.unwatch(a)
+        registry.unwatch(a)
+        #expect(registry.introspect(directory.path("a.sqlite")).holders == 0)
+        #expect(registry.introspect(directory.url.path).holders == 1, "b's hold of the directory stays")
+        registry.unwatch(b)
+        #expect(!registry.introspect(directory.url.path).isWatched)
+    }
+}
+#endif
