@@ -26,6 +26,14 @@ struct SharedInotifyTests {
         throw CancellationError()
     }
 
+    /// The process's inotify descriptors, as `/proc/self/fd` lists them.
+    static func inotifyDescriptors() -> Int {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return fds.filter { fd in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")) == "anon_inode:inotify"
+        }.count
+    }
+
     /// Inserts one article through a connection no store owns (as another process would).
     static func insertElsewhere(_ path: String, _ title: String) throws {
         let queue = try DatabaseQueue(path: path)
@@ -48,6 +56,7 @@ struct SharedInotifyTests {
         #expect(
             stores.allSatisfy { $0.externalChangeDetection == .inotify },
             "\(Set(stores.map(\.externalChangeDetection.description)))")
+        #expect(Self.inotifyDescriptors() == 1, "one inotify instance for the process's every store")
         let registry = InotifyRegistry.shared
         let folder = directory.url.path
         #expect(registry.introspect(folder).holders == count, "one hold of the directory's one watch per store")
