@@ -137,35 +137,45 @@ struct SharedInotifyTests {
         let registry = InotifyRegistry.shared
         let seen = Locked<[String: Int]>([:])
         let lockFree = Locked<[Bool]>([])
+        // The files exist before any watch of the directory: no event tells of them.
+        for name in ["a.sqlite", "b.sqlite"] {
+            _ = FileManager.default.createFile(atPath: directory.path(name), contents: Data())
+        }
         func watcher(_ name: String) -> InotifyRegistry.Token? {
-            let path = directory.path(name)
-            _ = FileManager.default.createFile(atPath: path, contents: Data())
-            return registry.watch(path: path) {
+            registry.watch(path: directory.path(name)) {
                 lockFree.withLock { $0.append(registry._isLockFree) }
                 seen.withLock { $0[name, default: 0] += 1 }
             }
         }
         let a = try #require(watcher("a.sqlite"))
         let b = try #require(watcher("b.sqlite"))
-        func waitFor(_ name: String) async throws {
-            for _ in 0..<2_000 where seen.current[name] == nil { try await Task.sleep(for: .milliseconds(5)) }
-            #expect(seen.current[name] != nil, "\(name) was not notified: \(seen.current)")
+        func waitFor(_ name: String, times: Int) async throws {
+            for _ in 0..<2_000 where seen.current[name, default: 0] < times { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(seen.current[name, default: 0] >= times, "\(name) was not notified: \(seen.current)")
         }
-        // A `-wal` made in the directory: its store's (its watch is set), nobody else's.
-        _ = FileManager.default.createFile(atPath: directory.path("a.sqlite-wal"), contents: Data())
+        func append(_ name: String) throws {
+            let handle = try #require(FileHandle(forWritingAtPath: directory.path(name)))
+            try handle.seekToEnd()
+            handle.write(Data("frame".utf8))
+            try handle.close()
+        }
+        // Files made in the directory: a `-wal` wakes its store (and is watched from then on),
+        // another file nobody.
         _ = FileManager.default.createFile(atPath: directory.path("unrelated-wal"), contents: Data())
-        try await waitFor("a.sqlite")
+        _ = FileManager.default.createFile(atPath: directory.path("a.sqlite-wal"), contents: Data())
+        try await waitFor("a.sqlite", times: 1)
+        for _ in 0..<2_000 where registry.introspect(directory.path("a.sqlite-wal")).holders == 0 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
         #expect(registry.introspect(directory.path("a.sqlite-wal")).holders == 1)
-        // A write to the `-wal` (watched now) and to b's database file.
-        let handle = try #require(FileHandle(forWritingAtPath: directory.path("a.sqlite-wal")))
-        handle.write(Data("frame".utf8))
-        try handle.close()
-        let b0 = seen.current["b.sqlite"]
-        #expect(b0 == nil, "b was woken by a's files: \(seen.current)")
-        let other = try #require(FileHandle(forWritingAtPath: directory.path("b.sqlite")))
-        other.write(Data("page".utf8))
-        try other.close()
-        try await waitFor("b.sqlite")
+        // A write to a's `-wal` wakes a; read in order by one reader, every event before it
+        // was dispatched by then: none woke b.
+        let before = seen.current["a.sqlite", default: 0]
+        try append("a.sqlite-wal")
+        try await waitFor("a.sqlite", times: before + 1)
+        #expect(seen.current["b.sqlite"] == nil, "b was woken by other files: \(seen.current)")
+        try append("b.sqlite")
+        try await waitFor("b.sqlite", times: 1)
         #expect(lockFree.current.allSatisfy { $0 } && !lockFree.current.isEmpty)
         registry.unwatch(a)
         registry.unwatch(a)
