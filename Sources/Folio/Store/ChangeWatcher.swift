@@ -68,7 +68,11 @@ final class ChangeWatcher: @unchecked Sendable {
 
     /// After a notification: checked at once, then again after these delays unless another
     /// notification came meanwhile.
-    static let rechecks: [DispatchTimeInterval] = [.milliseconds(2), .milliseconds(15), .milliseconds(100)]
+    /// The last ones cover a writer whose `fsync` of the `-wal`, between writing a commit's
+    /// frames (the notification) and publishing it in the `-shm`, takes long on a busy disk.
+    static let rechecks: [DispatchTimeInterval] = [
+        .milliseconds(2), .milliseconds(15), .milliseconds(100), .milliseconds(500), .milliseconds(2_000),
+    ]
     /// The polling interval when no notification mechanism is available.
     static let pollingInterval = Duration.milliseconds(100)
 

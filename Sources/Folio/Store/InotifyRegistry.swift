@@ -81,7 +81,11 @@ final class InotifyRegistry: @unchecked Sendable {
     private var holders: [Int32: [UInt64: Int]] = [:]
     private var eventsRead = 0
 
-    private static let fileMask = UInt32(IN_MODIFY)
+    /// A write, and a close after writing: a process that commits and exits (a command-line
+    /// import, the `sqlite3` shell) closes the `-wal` after it published its commit in the
+    /// `-shm`, which no notification tells of (it is mapped memory) — a wake-up the commit's
+    /// own writes, before a slow `fsync`, may come too early for.
+    private static let fileMask = UInt32(IN_MODIFY) | UInt32(IN_CLOSE_WRITE)
     private static let directoryMask = UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)
 
     /// Watches `path` (the database file), its `-wal` (when it exists) and its directory,
