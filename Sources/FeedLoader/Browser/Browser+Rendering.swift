@@ -85,6 +85,7 @@ extension Browser {
                 : " rows \(source.rowsKnown.formatted())+ counting… │ sections \(model.sections.count.formatted())+")
             + " │ statements \(counters.statements.formatted()) │ batches \(counters.batchesLoaded.formatted())"
             + " │ records \(counters.recordsMaterialized.formatted()) │ batch size \(source.request.batchSize)"
+            + (reloads > 0 ? " │ reloads \(reloads.formatted())" : "") + " │ watching: \(watching)"
         return ANSI.reverse + TextLayout.fit(text, width)
     }
 

@@ -93,13 +93,25 @@ final class Browser {
     private var helpers: [Task<Void, Never>] = []
     private var signalSources: [any DispatchSourceSignal] = []
     var lastFrameText = ""
+    /// Change sets drawn as a reload rather than as inserts, deletes and moves (the status
+    /// line says how many, when any).
+    private(set) var reloads = 0
+    /// The store's `changeLogReloads` when a reload was last shown: a reload since that
+    /// counter moved is the change log's (the message gives its reason).
+    private var changeLogReloadsShown = 0
+    /// How the store learns of other processes' commits (`inotify`, `polling every 0.1
+    /// seconds`), for the status line: another process's import animates in on its own.
+    var watching: String { store.externalChangeDetection.description }
     private var isDone = false
 
     let events: AsyncStream<Event>
     let post: AsyncStream<Event>.Continuation
 
-    /// How long an inserted or updated row stays highlighted.
-    static let highlightDuration: TimeInterval = 2.5
+    /// How long an inserted or updated row stays highlighted: 2.5 seconds, or
+    /// `FEEDLOADER_HIGHLIGHT_SECONDS` (tests on a loaded machine keep the markers longer).
+    static let highlightDuration: TimeInterval =
+        ProcessInfo.processInfo.environment["FEEDLOADER_HIGHLIGHT_SECONDS"].flatMap(TimeInterval.init)
+        .flatMap { $0 > 0 ? $0 : nil } ?? 2.5
 
     init(store: Store, source: FeedListSource, terminal: Terminal, title: String, refresh: RefreshSource) {
         self.store = store
@@ -229,11 +241,23 @@ final class Browser {
         var applied = RowModel.Applied()
         if change.isReload || change.isCompletion {
             model = RowModel(sections: source.currentSections())
+            if change.isReload && !isChangingRequest {
+                // A commit too large to animate (or a log that could not name its rows):
+                // shown, so that an import that should animate and did not is noticed.
+                reloads += 1
+                let reasons = store.diagnostics.counters.changeLogReloads
+                show(
+                    reasons > changeLogReloadsShown
+                        ? "Reloaded the list: \(store.diagnostics.lastReloadReason ?? "the change log could not name the rows")"
+                        : "Reloaded the list: a change too large to animate")
+                changeLogReloadsShown = reasons
+            }
         } else {
             do {
                 applied = try model.apply(change) { source.section(at: $0) }
             } catch {
                 model = RowModel(sections: source.currentSections())
+                reloads += 1
                 show("Reloaded the list (\(error))")
             }
         }

@@ -30,13 +30,22 @@ struct GenerateCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Write the items to this JSON feed file instead of the database.", valueName: "file"))
     var json: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Items per transaction: a list open on the database animates each one in (see the README).", valueName: "n"))
+    var chunk = GenerateCommand.defaultChunk
+
     func validate() throws {
         guard count >= 0 else { throw ValidationError("The count must not be negative.") }
         guard spacing >= 0 else { throw ValidationError("--spacing must not be negative.") }
+        guard chunk > 0 else { throw ValidationError("--chunk must be positive.") }
         if let newest, FeedParser.parseDate(newest) == nil {
             throw ValidationError("--newest is not an ISO 8601 date: \(newest)")
         }
     }
+
+    /// Items per transaction (see ``insert(_:count:chunk:into:progress:)``).
+    static let defaultChunk = 2_000
 
     @MainActor
     mutating func run() async throws {
@@ -56,7 +65,7 @@ struct GenerateCommand: AsyncParsableCommand {
         }
         let (store, _) = try options.open()
         let bar = ProgressBar("Generating", total: count)
-        let inserted = try await Self.insert(generator, count: count, into: store) { done in
+        let inserted = try await Self.insert(generator, count: count, chunk: chunk, into: store) { done in
             bar.update(done)
         }
         bar.finish(inserted)
@@ -65,8 +74,16 @@ struct GenerateCommand: AsyncParsableCommand {
 
     /// Inserts `count` generated items in transactions of `chunk` items, reporting
     /// progress after each; the next chunk is made while the current one is written.
+    ///
+    /// A list open on the file in another process (or another store) receives each
+    /// transaction as a change set of inserts, which it animates. The chunk is kept well
+    /// under the change log's rows always kept (10,000; see Folio's "Stores and Files"):
+    /// a list that only reads follows the log row by row as long as it is less than that
+    /// many rows behind when the next transaction trims the log, so it may fall five
+    /// transactions behind under load and still animate; and transactions it follows
+    /// together stay one change set under the 50,000 rows past which a list reloads.
     static func insert(
-        _ generator: FeedGenerator, count: Int, chunk: Int = 10_000, into store: Store,
+        _ generator: FeedGenerator, count: Int, chunk: Int = defaultChunk, into store: Store,
         progress: @MainActor (Int) -> Void
     ) async throws -> Int {
         var done = 0

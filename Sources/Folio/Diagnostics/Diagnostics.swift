@@ -43,6 +43,11 @@ public final class Diagnostics: Sendable {
         /// Times the change log could not tell which rows changed (it was trimmed past the
         /// store's progress, or emptied), so every live list rescanned: see ``Diagnostics/lastReloadReason``.
         public var changeLogReloads = 0
+        /// File-system notifications that woke the store to look for other connections'
+        /// commits (inotify or a dispatch source; not the re-checks after one, nor polls):
+        /// each costs one `PRAGMA data_version`, and a read of the change log only when
+        /// another connection committed (see ``Store/externalChangeDetection``).
+        public var fileNotifications = 0
 
         /// The counters as one line of text.
         public var description: String {

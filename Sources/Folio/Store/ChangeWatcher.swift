@@ -47,39 +47,68 @@ public enum ExternalChangeDetection: Sendable, Equatable, CustomStringConvertibl
 ///
 /// Never a descriptor on the database file or the `-shm` (closing one would drop every
 /// POSIX lock the process holds on the file: DESIGN.md, sqlite.org/howtocorrupt §2.2).
-/// inotify watches by path; on Apple platforms only the `-wal` is opened, with
-/// `O_EVTONLY`, which SQLite never locks.
+/// inotify watches by path, in the process's one inotify instance shared by every store
+/// (``InotifyRegistry``); on Apple platforms only the `-wal` is opened, with `O_EVTONLY`,
+/// which SQLite never locks.
 final class ChangeWatcher: @unchecked Sendable {
-    // @unchecked Sendable: `generation` and the watch descriptors are touched only on
-    // `queue`; the rest is immutable.
+    // @unchecked Sendable: `generation` is touched only on `queue`; the rest is immutable
+    // (the registry and the sources are themselves thread-safe).
     let detection: ExternalChangeDetection
     private let queue: DispatchQueue
     private let wake: @Sendable () -> Void
+    private let notificationCount: (@Sendable () -> Void)?
+    /// A polling timer, or (Apple platforms) the dispatch source of the `-wal`.
     private let source: (any DispatchSourceProtocol)?
+    #if canImport(Glibc)
+    /// The store's watches in the process's one inotify instance (``InotifyRegistry``).
+    private let registration: InotifyRegistry.Token?
+    #endif
     /// Bumped at every notification: only the latest burst's re-checks run.
     private var generation: UInt64 = 0
 
     /// After a notification: checked at once, then again after these delays unless another
     /// notification came meanwhile.
-    static let rechecks: [DispatchTimeInterval] = [.milliseconds(2), .milliseconds(15), .milliseconds(100)]
+    /// The last ones cover a writer whose `fsync` of the `-wal`, between writing a commit's
+    /// frames (the notification) and publishing it in the `-shm`, takes long on a busy disk.
+    static let rechecks: [DispatchTimeInterval] = [
+        .milliseconds(2), .milliseconds(15), .milliseconds(100), .milliseconds(500), .milliseconds(2_000),
+    ]
     /// The polling interval when no notification mechanism is available.
     static let pollingInterval = Duration.milliseconds(100)
 
     /// Starts watching `path` (and its `-wal`), calling `wake` on a private queue when it may
     /// have changed. With `notifications: false`, polls (the fallback, forced for tests).
-    init(path: String, notifications: Bool = true, wake: @escaping @Sendable () -> Void) {
+    /// `notified` is called at each file-system notification (not at re-checks or polls),
+    /// for the store's counters.
+    init(
+        path: String, notifications: Bool = true, notified: (@Sendable () -> Void)? = nil,
+        wake: @escaping @Sendable () -> Void
+    ) {
         let queue = DispatchQueue(label: "folio.change-watcher")
         self.queue = queue
         self.wake = wake
-        let watched = notifications ? Self.notificationSource(path: path, queue: queue) : nil
-        if let watched {
-            detection = watched.detection
-            drain = watched.drain
-            source = watched.source
-            watched.source.setEventHandler { [weak self] in self?.notified() }
+        self.notificationCount = notified
+        // The handler reaches the watcher through a box set once the watcher exists (the
+        // registry may call it as soon as the watch is set).
+        let box = WeakBox()
+        var mechanism: ExternalChangeDetection?
+        var source: (any DispatchSourceProtocol)?
+        #if canImport(Glibc)
+        registration =
+            notifications
+            ? InotifyRegistry.shared.watch(path: path) { queue.async { box.watcher?.notified() } } : nil
+        if registration != nil { mechanism = .inotify }
+        #elseif canImport(Darwin)
+        if notifications, let watched = Self.dispatchSource(path: path, queue: queue) {
+            watched.setEventHandler { box.watcher?.notified() }
+            source = watched
+            mechanism = .dispatchSource
+        }
+        #endif
+        if let mechanism {
+            detection = mechanism
         } else {
             detection = .polling(interval: Self.pollingInterval)
-            drain = {}
             let timer = DispatchSource.makeTimerSource(queue: queue)
             let interval = DispatchTimeInterval.milliseconds(
                 Int(
@@ -89,18 +118,26 @@ final class ChangeWatcher: @unchecked Sendable {
             timer.setEventHandler { wake() }
             source = timer
         }
+        self.source = source
+        box.watcher = self
         source?.resume()
     }
 
-    deinit { source?.cancel() }
+    deinit { cancel() }
 
-    /// Stops watching (the store closed).
-    func cancel() { source?.cancel() }
+    /// Stops watching (the store closed): its watches are taken back from the process's
+    /// inotify instance (those other stores hold stay). Idempotent.
+    func cancel() {
+        source?.cancel()
+        #if canImport(Glibc)
+        if let registration { InotifyRegistry.shared.unwatch(registration) }
+        #endif
+    }
 
     /// A notification (on `queue`): wake now, and again after each of ``rechecks`` unless a
     /// later notification started its own series.
     private func notified() {
-        drain()
+        notificationCount?()
         generation &+= 1
         let current = generation
         wake()
@@ -112,54 +149,31 @@ final class ChangeWatcher: @unchecked Sendable {
         }
     }
 
-    /// Reads the pending notifications (inotify), so that the source fires again for new
-    /// ones. On `queue` only.
-    private let drain: () -> Void
-
-    /// A notification source, its mechanism, and what reads its pending notifications.
-    private typealias Watched = (
-        detection: ExternalChangeDetection, source: any DispatchSourceProtocol, drain: () -> Void
-    )
-
-    #if canImport(Glibc)
-    /// inotify on the `-wal` (written at every commit), the database file (a
-    /// rollback-journal writer, a checkpoint) and the directory (a `-wal` made again after
-    /// it was deleted: its watch is set again at the next notification).
-    private static func notificationSource(path: String, queue: DispatchQueue) -> Watched? {
-        let fd = inotify_init1(Int32(IN_NONBLOCK) | Int32(IN_CLOEXEC))
-        guard fd >= 0 else { return nil }
-        let wal = path + "-wal"
-        let directory = (path as NSString).deletingLastPathComponent
-        let modified = UInt32(IN_MODIFY)
-        guard inotify_add_watch(fd, path, modified) >= 0,
-            inotify_add_watch(fd, directory.isEmpty ? "." : directory, UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)) >= 0
-        else {
-            close(fd)
-            return nil
+    /// The watcher a notification handler reaches, set once it is made (a notification
+    /// before that finds none: the store follows the file from its state after opening, and
+    /// re-checks at every later notification).
+    private final class WeakBox: Sendable {
+        private struct Reference {
+            weak var watcher: ChangeWatcher?
         }
-        _ = inotify_add_watch(fd, wal, modified)
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        source.setCancelHandler { close(fd) }
-        let drain = {
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
-            // The same watch when it is still set; a new one for a `-wal` made again.
-            _ = inotify_add_watch(fd, wal, modified)
+        private let reference = Locked(Reference())
+
+        var watcher: ChangeWatcher? {
+            get { reference.withLock { $0.watcher } }
+            set { reference.withLock { $0.watcher = newValue } }
         }
-        return (.inotify, source, drain)
     }
-    #elseif canImport(Darwin)
+
+    #if canImport(Darwin)
     /// A dispatch source on the `-wal`, opened with `O_EVTONLY` (the database file is not
     /// opened: closing a descriptor of it would drop SQLite's locks).
-    private static func notificationSource(path: String, queue: DispatchQueue) -> Watched? {
+    private static func dispatchSource(path: String, queue: DispatchQueue) -> (any DispatchSourceFileSystemObject)? {
         let fd = open(path + "-wal", O_EVTONLY)
         guard fd >= 0 else { return nil }
         let source = DispatchSource.makeFileSystemObjectSource(
             fileDescriptor: fd, eventMask: [.write, .extend, .delete, .rename], queue: queue)
         source.setCancelHandler { close(fd) }
-        return (.dispatchSource, source, {})
+        return source
     }
-    #else
-    private static func notificationSource(path: String, queue: DispatchQueue) -> Watched? { nil }
     #endif
 }

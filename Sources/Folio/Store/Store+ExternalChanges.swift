@@ -57,7 +57,10 @@ extension Store {
     /// follows on its own: ``ExternalChangeDetection/inotify`` on Linux,
     /// ``ExternalChangeDetection/dispatchSource`` on Apple platforms,
     /// ``ExternalChangeDetection/polling(interval:)`` where neither can be set up, and
-    /// ``ExternalChangeDetection/none`` in memory or once closed. See <doc:StoresAndFiles>.
+    /// ``ExternalChangeDetection/none`` in memory or once closed. On Linux every store of
+    /// the process shares one inotify instance (Linux allows 128 per user by default), so a
+    /// process with hundreds of stores open still watches each one; a store polls only when
+    /// the process could get no instance at all. See <doc:StoresAndFiles>.
     /// - Complexity: O(1).
     public var externalChangeDetection: ExternalChangeDetection {
         watcher.withLock { $0?.detection } ?? .none
@@ -68,7 +71,10 @@ extension Store {
     /// the caller's thread. `notifications: false` forces the polling fallback (tests).
     func watchExternalChanges(notifications: Bool = true) {
         guard let path, !isClosed.current else { return }
-        let watcher = ChangeWatcher(path: path, notifications: notifications) { [weak self] in self?.wakeUp() }
+        let diagnostics = self.diagnostics
+        let watcher = ChangeWatcher(
+            path: path, notifications: notifications, notified: { diagnostics.count { $0.fileNotifications += 1 } }
+        ) { [weak self] in self?.wakeUp() }
         self.watcher.withLock {
             $0?.cancel()
             $0 = watcher

@@ -200,24 +200,73 @@ final class TmuxSession {
         _ = try? App.run(["tmux", "-L", server, "kill-session", "-t", name], in: directory)
     }
 
-    /// Presses keys, in tmux's names (`Enter`, `Escape`, `C-c`, `PPage`, `G`…).
-    func press(_ keys: String...) throws {
-        try App.run(["tmux", "-L", server, "send-keys", "-t", name] + keys, in: directory)
-    }
-
-    /// Types text literally.
-    func type(_ text: String) throws {
-        try App.run(["tmux", "-L", server, "send-keys", "-t", name, "-l", text], in: directory)
-    }
+    var target: String { name }
 
     /// Resizes the terminal, as a user dragging the window.
     func resize(width: Int, height: Int) throws {
         try App.run(["tmux", "-L", server, "resize-window", "-t", name, "-x", "\(width)", "-y", "\(height)"], in: directory)
     }
 
+    /// The pane the session started with.
+    func firstPane() throws -> TmuxPane {
+        let result = try App.run(["tmux", "-L", server, "display-message", "-p", "-t", name, "#{pane_id}"], in: directory)
+        let id = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard result.status == 0, id.hasPrefix("%") else {
+            throw App.Failure(description: "tmux display-message failed: \(result.errors)")
+        }
+        return TmuxPane(session: self, id: id)
+    }
+
+    /// Splits the window: `command` runs in a new pane of `lines` lines below the first (a
+    /// second terminal beside the first, as a user would open one).
+    func split(_ command: String, lines: Int) throws -> TmuxPane {
+        let result = try App.run(
+            [
+                "tmux", "-L", server, "split-window", "-v", "-d", "-l", "\(lines)", "-t", name, "-c", directory.path, "-P", "-F",
+                "#{pane_id}", command,
+            ],
+            in: directory)
+        let id = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard result.status == 0, id.hasPrefix("%") else {
+            throw App.Failure(description: "tmux split-window failed: \(result.errors)")
+        }
+        return TmuxPane(session: self, id: id)
+    }
+}
+
+/// One pane of a ``TmuxSession``, by its tmux id (`%3`): its own keys and screen.
+struct TmuxPane: TmuxScreen {
+    let session: TmuxSession
+    let id: String
+    var server: String { session.server }
+    var directory: URL { session.directory }
+    var target: String { id }
+}
+
+/// A terminal in tmux — a session's (first) pane or another pane — to type into and read.
+protocol TmuxScreen {
+    var server: String { get }
+    var directory: URL { get }
+    /// What tmux's `-t` names.
+    var target: String { get }
+}
+
+extension TmuxSession: TmuxScreen {}
+
+extension TmuxScreen {
+    /// Presses keys, in tmux's names (`Enter`, `Escape`, `C-c`, `PPage`, `G`…).
+    func press(_ keys: String...) throws {
+        try App.run(["tmux", "-L", server, "send-keys", "-t", target] + keys, in: directory)
+    }
+
+    /// Types text literally.
+    func type(_ text: String) throws {
+        try App.run(["tmux", "-L", server, "send-keys", "-t", target, "-l", text], in: directory)
+    }
+
     /// The screen, as text.
     func screen() throws -> String {
-        try App.run(["tmux", "-L", server, "capture-pane", "-p", "-t", name], in: directory).output
+        try App.run(["tmux", "-L", server, "capture-pane", "-p", "-t", target], in: directory).output
     }
 
     /// Waits until the screen satisfies `condition`, and returns it.
@@ -251,6 +300,10 @@ struct StatusLine: Equatable {
     var batches: Int
     var records: Int
     var batchSize: Int
+    /// Change sets the list drew as a reload (shown only when there were any).
+    var reloads = 0
+    /// How the list learns of other processes' commits (`inotify`, `polling every …`).
+    var watching: String?
 
     init?(_ screen: String) {
         guard let line = screen.split(separator: "\n").last(where: { $0.contains(" rows ") && $0.contains("batches") }) else {
@@ -258,6 +311,9 @@ struct StatusLine: Equatable {
         }
         var values: [String: Int] = [:]
         for part in line.split(separator: "│") {
+            if let range = part.range(of: "watching: ") {
+                watching = part[range.upperBound...].trimmingCharacters(in: .whitespaces)
+            }
             let words = part.split(separator: " ")
             guard words.count >= 2, let number = Int(words.last!.replacingOccurrences(of: ",", with: "")) else { continue }
             values[words.dropLast().joined(separator: " ")] = number
@@ -267,6 +323,7 @@ struct StatusLine: Equatable {
         else { return nil }
         (self.rows, self.sections, self.statements, self.batches, self.records, self.batchSize) =
             (rows, sections, statements, batches, records, batchSize)
+        reloads = values["reloads"] ?? 0
     }
 }
 

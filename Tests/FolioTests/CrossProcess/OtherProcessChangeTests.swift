@@ -66,8 +66,9 @@ struct OtherProcessChangeTests {
         let store = try Self.store(directory)
         let path = store.path!
         #if os(Linux)
-        // inotify, unless the user's inotify instances (128 by default, one per open store,
-        // shared with every other process) are all taken: then the polling fallback.
+        // inotify, unless the user's inotify instances (128 by default, one per process,
+        // shared with every other program) were all taken when this process made its one:
+        // then the polling fallback.
         #expect(
             store.externalChangeDetection == .inotify || store.externalChangeDetection == .polling(interval: .milliseconds(100)))
         #endif
