@@ -54,6 +54,19 @@ struct RplChild<Rule: RuleChoice>: PersistentRecord, Equatable {
     }
 }
 
+/// An entity whose insert trigger would take the name of `rplclash`'s conflict trigger.
+struct RplClash: PersistentRecord, Equatable {
+    var id: RecordID?
+    var key = ""
+    static let entity = EntityDescription<RplClash>("rplclash", [AttributeDescription(\.key, unique: true)])
+}
+
+struct RplClashConflict: PersistentRecord, Equatable {
+    var id: RecordID?
+    var name = ""
+    static let entity = EntityDescription<RplClashConflict>("rplclash_conflict", [AttributeDescription(\.name)])
+}
+
 /// Who writes the raw SQL: another process, another connection of this process, or the
 /// store's own connection (`WriteTransaction.database`).
 enum RplWriter: String, CaseIterable, Sendable {
@@ -400,6 +413,20 @@ struct ReplaceConflictTests {
         try Shell.sqlite3(path, "REPLACE INTO article \(Self.columns) VALUES ('r', \(Self.url(2)), 0, 50, 'a', 0);")
         let changes = try await list.settle("after the upgrade", count: 1)
         #expect(Self.ids(changes, \.deletedIdentifiers) == [Self.id(2)], "\(changes)")
+    }
+
+    /// The conflict triggers' names are claimed with the others': a model where another
+    /// entity's trigger would take one is refused before the file is touched.
+    @Test func aConflictTriggerNameTakenByAnotherEntityIsAClash() throws {
+        let directory = try ScratchDirectory()
+        let path = directory.path("clash.sqlite")
+        do {
+            _ = try Store(path: path, records: [RplClash.self, RplClashConflict.self])
+            Issue.record("opened")
+        } catch FolioError.nameClash(let name, _, _) {
+            #expect(name.lowercased() == "folio_rplclash_conflict_ins")
+        }
+        #expect(!FileManager.default.fileExists(atPath: path))
     }
 }
 
