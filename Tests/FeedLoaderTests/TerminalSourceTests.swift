@@ -57,7 +57,10 @@ extension TerminalAppTests {
         }
 
         try app.press("M")
-        screen = try await app.waitFor("rows 420")
+        // The change set and the message, in either order (as for the mute above).
+        screen = try await app.waitFor("rows 420 and the message") {
+            $0.contains("rows 420") && $0.contains("Unmuted \(sourceName)")
+        }
         #expect(screen.contains("Unmuted \(sourceName)"))
         try app.press("t")
         try await app.waitFor("the day sections") { $0.split(separator: "\n").dropFirst().first?.hasPrefix("▌2025-") == true }

@@ -78,6 +78,7 @@ extension Bench {
             try polled?.close()
         }
         try localWriteWithAndWithoutLog()
+        try localWriteWithAndWithoutConflictTriggers()
     }
 
     /// A 1,000-row transaction by another connection → one change set, woken.

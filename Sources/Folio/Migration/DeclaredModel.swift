@@ -132,7 +132,8 @@ struct DeclaredModel: Sendable {
     /// `t_x_y_index`, and an index may take another entity's table name) and full-text
     /// table share one namespace; its triggers have another (the entity `a_fts`'s change
     /// triggers are named as the full-text triggers of a searchable `a`; the delete rule of
-    /// `c.x_y` on `p` is named as that of `c_x.y`). SQLite's names ignore ASCII case (identifiers are ASCII, see ``SQLBuilder/isPlainIdentifier(_:)``).
+    /// `c.x_y` on `p` is named as that of `c_x.y`; the entity `a_conflict`'s insert trigger as
+    /// the conflict trigger of an `a` with a unique attribute). SQLite's names ignore ASCII case (identifiers are ASCII, see ``SQLBuilder/isPlainIdentifier(_:)``).
     static func checkNamesDistinct(_ schemas: [EntitySchema], rules: [DeclaredDeleteRule] = []) throws {
         var tables: [String: String] = [:], triggers: [String: String] = [:]
         func claim(_ name: String, _ what: String, in names: inout [String: String]) throws {
@@ -166,11 +167,21 @@ struct DeclaredModel: Sendable {
             for trigger in SQLBuilder.searchTriggers(schema) {
                 try claim(trigger.name, "the full-text trigger of '\(entity)'", in: &triggers)
             }
+            for trigger in SQLBuilder.replaceTriggers(schema) + SQLBuilder.searchReplacedRowsTriggers(schema) {
+                try claim(trigger.name, "the conflict trigger of '\(entity)'", in: &triggers)
+            }
         }
         for rule in rules where rule.rule != .noAction {
             try claim(
                 SQLBuilder.deleteRuleTriggerName(parent: rule.parent, child: rule.child, column: rule.column),
                 "the delete-rule trigger of '\(rule.child).\(rule.column)'", in: &triggers)
+            let unique = schemas.first { $0.name == rule.parent }.map(SQLBuilder.uniqueColumns) ?? []
+            for trigger in SQLBuilder.deleteRuleReplacedRowsTriggers(
+                parent: rule.parent, uniqueColumns: unique, child: rule.child, column: rule.column, rule: rule.rule)
+            {
+                try claim(
+                    trigger.name, "the delete-rule trigger of '\(rule.child).\(rule.column)' for replaced rows", in: &triggers)
+            }
         }
     }
 

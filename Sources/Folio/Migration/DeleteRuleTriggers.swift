@@ -7,7 +7,9 @@ import GRDB
 /// `sqlite3` shell with `PRAGMA foreign_keys` off.
 ///
 /// They are made exactly the declared ones at every open, once every table is prepared, in
-/// the opening transaction (``install(_:_:)``), as the change and folded-key triggers are:
+/// the opening transaction (``install(_:_:)``), as the change and folded-key triggers are
+/// (with, for a parent that has unique attributes, those that keep the rule for the rows a
+/// `REPLACE` deletes: ``SQLBuilder/deleteRuleReplacedRowsTriggers(parent:uniqueColumns:child:column:rule:)``):
 /// a missing one is created, one whose text differs (a rule changed from cascade to deny)
 /// replaced, and one the model no longer declares dropped. A file whose triggers are
 /// already the declared ones is not written to. A migration drops those on its tables
@@ -23,7 +25,13 @@ enum DeleteRuleTriggers {
     /// - Returns: whether any trigger was created, replaced or dropped.
     @discardableResult
     static func install(_ model: DeclaredModel, _ db: Database) throws -> Bool {
-        let wanted = model.deleteRules.compactMap(\.trigger)
+        let wanted = model.deleteRules.flatMap { rule in
+            // The rule for the rows a `REPLACE` deletes for a unique value of the parent.
+            let unique = model.entities[rule.parent].map { SQLBuilder.uniqueColumns($0.schema) } ?? []
+            return [rule.trigger].compactMap { $0 }
+                + SQLBuilder.deleteRuleReplacedRowsTriggers(
+                    parent: rule.parent, uniqueColumns: unique, child: rule.child, column: rule.column, rule: rule.rule)
+        }
         let names = Set(wanted.map { $0.name.lowercased() })
         var changed = false
         for stale in try existing(on: Set(model.entities.keys), model: model, db) where !names.contains(stale.lowercased()) {

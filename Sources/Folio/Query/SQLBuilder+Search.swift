@@ -164,11 +164,13 @@ extension SQLBuilder {
     }
 
     /// The names of the triggers Folio derives from an entity's attributes — folded and
-    /// searchable ones, and the change log's update trigger, which names every stored
-    /// column (``logUpdateTrigger(_:)``) — whatever they are (to drop them before a
+    /// searchable ones, the change log's update trigger, which names every stored
+    /// column (``logUpdateTrigger(_:)``), and the conflict triggers of unique ones
+    /// (``replaceTriggers(_:)``) — whatever they are (to drop them before a
     /// migration changes the table).
     static func derivedTriggerNames(table: String) -> [String] {
         ["fold_ins", "fold_upd", "fts_ins", "fts_del", "fts_upd", "changed"].map { "folio_\(table)_\($0)" }
+            + replaceTriggerNames(table: table)
     }
 
     static func dropVirtualTable(_ name: String) -> String { "DROP TABLE IF EXISTS \(quote(name))" }

@@ -90,7 +90,9 @@ final class CommitTokens {
 /// the transaction that writes the row — in this store, in another store, in another
 /// process, in the `sqlite3` shell. A row set to the values it has is not logged, so no
 /// controller reports it; `INSERT OR REPLACE` deletes and inserts: its row is logged,
-/// values equal or not. Each statement is compared on its own: a row changed and changed
+/// values equal or not. A row that a `REPLACE` deletes for a unique value — which SQLite
+/// runs no delete trigger for without `PRAGMA recursive_triggers` — is logged by the conflict
+/// triggers (``SQLBuilder/replaceTriggers(_:)``) after the statement, as any deleted row. Each statement is compared on its own: a row changed and changed
 /// back within one transaction is logged.
 ///
 /// The hub follows the log (``follow(_:)``): after each of the store's own commits (it is a

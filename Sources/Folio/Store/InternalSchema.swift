@@ -8,7 +8,8 @@ import GRDB
 /// | 0 | — | no Folio table (a new file, or tables made elsewhere) |
 /// | 1 | earlier Folio releases | `folio_entities` with a change counter kept by triggers; no `folio_metadata` |
 /// | 2 | earlier Folio releases | `folio_metadata` (internal schema version, database identity); `folio_entities.change_id`, 16 random bytes the triggers renew at every row written |
-/// | 3 | this version | the change log `folio_changes`, filled by the change triggers in every process, and `folio_change_readers`, the stores' progress it is trimmed by |
+/// | 3 | earlier Folio releases | the change log `folio_changes`, filled by the change triggers in every process, and `folio_change_readers`, the stores' progress it is trimmed by |
+/// | 4 | this version | `folio_replaced`, where the conflict triggers of entities with unique attributes note the rows a `REPLACE` may delete, so that the change log, the full-text index and the delete rules hear of those it did delete, whoever wrote (``SQLBuilder/replaceTriggers(_:)``) |
 ///
 /// The version lives in `folio_metadata` under ``versionKey``. A file of an older version
 /// is upgraded in place, in the write transaction that opens the store: all of it or
@@ -16,7 +17,7 @@ import GRDB
 /// The model version (``StoreModel/version``) goes into the same key/value table.
 enum InternalSchema {
     /// The internal schema version this build writes.
-    static let current = 3
+    static let current = 4
     static let versionKey = "internal_schema_version"
     static let identityKey = "database_identity"
 
@@ -50,6 +51,9 @@ enum InternalSchema {
             // model's entities' when that model opens the file): they log nothing until then.
             try db.execute(sql: SQLBuilder.createChangeLog)
             try db.execute(sql: SQLBuilder.createChangeReaders)
+            // Before the conflict triggers that write to it, made as each entity's table is
+            // prepared: an older file's entities have none until then.
+            try db.execute(sql: SQLBuilder.createReplacedRows)
         }
         switch found {
         case 0:
@@ -57,7 +61,7 @@ enum InternalSchema {
             try db.execute(sql: SQLBuilder.createStoreMetadata)
         case 1:
             try upgradeFrom1(db, path: path)
-        case 2:
+        case 2, 3:
             break  // the change log's tables, made above; the triggers, at every open
         case current:
             break

@@ -22,6 +22,11 @@ enum SchemaCheck {
         // The change log's update trigger names every stored column: made for this schema.
         try db.installTriggers([SQLBuilder.logUpdateTrigger(schema)])
         try FoldedKeys.prepare(schema, in: db)
+        // The rows a `REPLACE` deletes for a unique value: noted and acted on by triggers
+        // (those of an attribute no longer unique dropped).
+        try db.reconcileTriggers(
+            SQLBuilder.replaceTriggers(schema) + SQLBuilder.searchReplacedRowsTriggers(schema),
+            among: SQLBuilder.replaceTriggerNames(table: schema.name))
         try db.execute(sql: SQLBuilder.writeMetadata, arguments: [schema.name, schema.versionHash, json])
         if untracked {
             // Without its triggers (another program dropped them, or the table, and made it

@@ -7,8 +7,9 @@ import GRDB
 /// and reported to live controllers once, after the commit.
 public struct WriteTransaction {
     /// The GRDB connection of the transaction: the raw-SQL escape hatch. Writes made with
-    /// it are still reported to controllers (except to `WITHOUT ROWID` tables and rows
-    /// removed by `INSERT OR REPLACE`, which SQLite does not report).
+    /// it are still reported to controllers (except to `WITHOUT ROWID` tables), rows that
+    /// `INSERT OR REPLACE` or `UPDATE OR REPLACE` deletes for a declared unique attribute
+    /// included (see <doc:StoresAndFiles>).
     public let database: Database
     let store: Store
 

@@ -257,4 +257,20 @@ extension Database {
         }
         return installed
     }
+
+    /// Makes the triggers among `names` exactly `triggers`: each of them made as
+    /// ``installTriggers(_:)`` makes it, and the other names dropped where they exist.
+    ///
+    /// - Returns: whether any was missing, different or dropped.
+    @discardableResult
+    func reconcileTriggers(_ triggers: [(name: String, sql: String)], among names: [String]) throws -> Bool {
+        var changed = try installTriggers(triggers)
+        let wanted = Set(triggers.map { $0.name.lowercased() })
+        for name in names where !wanted.contains(name.lowercased()) {
+            guard try String.fetchOne(self, sql: SQLBuilder.objectSQL, arguments: ["trigger", name]) != nil else { continue }
+            try execute(sql: SQLBuilder.dropTrigger(name))
+            changed = true
+        }
+        return changed
+    }
 }

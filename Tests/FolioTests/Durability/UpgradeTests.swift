@@ -59,14 +59,19 @@ extension Durability {
             #expect(
                 try Self.metadata(path) == "database_identity|blob|16\ninternal_schema_version|integer|1",
                 "the key/value table holds the version and a 16-byte identity")
-            #expect(try Shell.sqlite3(path, "SELECT value FROM folio_metadata WHERE key = 'internal_schema_version';") == "3")
+            #expect(try Shell.sqlite3(path, "SELECT value FROM folio_metadata WHERE key = 'internal_schema_version';") == "4")
             #expect(
                 try Shell.sqlite3(path, "SELECT name, length(change_id) FROM folio_entities ORDER BY name;")
                     == "article|16\nextra|16\nsample|16")
             // The triggers of every entity of the file — declared by this store or not — renew the token
             // (and log the rows); the declared entity also gets the change log's update trigger.
             let triggers = try Shell.sqlite3(path, "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name;")
-            let lines = triggers.split(separator: "\n")
+            // The declared entity's unique attribute gets the conflict triggers (two note the rows
+            // a REPLACE may delete, two log those it did).
+            let all = triggers.split(separator: "\n")
+            let conflict = all.filter { $0.hasPrefix("folio_article_conflict_") || $0.hasPrefix("folio_article_replaced_") }
+            #expect(conflict.count == 4)
+            let lines = all.filter { line in !conflict.contains(line) }
             #expect(lines.count == 10)
             #expect(
                 lines.filter { !$0.hasPrefix("folio_article_changed|") }.allSatisfy { $0.contains("change_id = randomblob(16)") })
@@ -158,9 +163,9 @@ extension Durability {
                 try seedHours(store, 0..<10)
                 try store.close()
             }
-            try Shell.sqlite3(path, "UPDATE folio_metadata SET value = 4 WHERE key = 'internal_schema_version';")
+            try Shell.sqlite3(path, "UPDATE folio_metadata SET value = 5 WHERE key = 'internal_schema_version';")
             let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-            expectError(.newerStoreFormat(path: path, version: 4, newestSupported: 3)) {
+            expectError(.newerStoreFormat(path: path, version: 5, newestSupported: 4)) {
                 try Store(path: path, records: [Article.self])
             }
             #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)

@@ -116,7 +116,7 @@ struct FixtureMigrationTests {
         #expect(try sqlite3Shell(path, "PRAGMA integrity_check;") == "ok")
         #expect(
             try sqlite3Shell(path, "SELECT key, value FROM folio_metadata WHERE key <> 'database_identity' ORDER BY key;")
-                == "internal_schema_version|3\nmigration_step:starred from isRead|1\nmodel_version|1")
+                == "internal_schema_version|4\nmigration_step:starred from isRead|1\nmodel_version|1")
         #expect(try sqlite3Shell(path, "SELECT name, seq FROM sqlite_sequence ORDER BY name;") == "post|61\nsample|2")
         #expect(try sqlite3Shell(path, "SELECT name FROM folio_entities ORDER BY name;") == "post\nsample")
         // Exactly the schema a new file of this model has.

@@ -40,8 +40,8 @@ struct SchemaTests {
         #expect(schema.contains(#"index article_score_index CREATE INDEX "article_score_index" ON "article"("score")"#))
         #expect(schema.filter { $0.hasPrefix("index article_") }.count == 3)
         #expect(
-            schema.filter { $0.hasPrefix("trigger folio_article_") }.count == 4,
-            "three change triggers and the log's update trigger")
+            schema.filter { $0.hasPrefix("trigger folio_article_") }.count == 8,
+            "three change triggers, the log's update trigger, and the four conflict triggers of the unique url")
         #expect(
             schema.contains {
                 $0.hasPrefix(
@@ -168,7 +168,7 @@ struct SchemaTests {
         }
         let store = try Store(path: path, records: [Article.self])
         #expect(try store.fetch(RecordRequest<Article>()).map { $0?.title } == ["made elsewhere"])
-        #expect(try rawSchema(store).filter { $0.hasPrefix("trigger folio_article_") }.count == 4)
+        #expect(try rawSchema(store).filter { $0.hasPrefix("trigger folio_article_") }.count == 8)
         let token = try store.changeToken(for: Article.self)
         try store.write { tx in
             var a = Article(title: "new"); try tx.insert(&a)
