@@ -120,14 +120,15 @@ extension ResultsLoad {
             if cancelled { throw CancellationError() }
         }
 
-        /// Ends the read with `result`: a failure of a cancelled read (SQLite's interrupt
-        /// included) is `CancellationError`, counted in `completionsCancelled`.
+        /// Ends the read with `result`. A read cancelled before it ended is counted in
+        /// `completionsCancelled` (whether it stopped or, cancelled within its last steps,
+        /// read to its end), and its failure (SQLite's interrupt included) is
+        /// `CancellationError`.
         private func finish(_ result: Result<Loaded, any Error>, diagnostics: Diagnostics) {
             var result = result
-            let cancelled = isCancelled
-            if cancelled, case .failure = result {
-                result = .failure(CancellationError())
+            if isCancelled {
                 diagnostics.count { $0.completionsCancelled += 1 }
+                if case .failure = result { result = .failure(CancellationError()) }
             }
             let waiters = state.withLock { state in
                 state.result = result
