@@ -98,20 +98,32 @@ struct TerminalAppTests {
     /// keystroke's request shows its first screen and stops the previous one's background
     /// read; the status line ends at the exact count. Backspace widens; Esc restores.
     @Test func typingFiltersAtEachKeystroke() async throws {
-        let database = try App.hundredThousand.get()
+        try await Self.typeAndFilter(try App.hundredThousand.get(), items: 100_000)
+    }
+
+    /// The same on 1,000,000 items, with `FOLIO_LARGE=1` (generating them takes minutes with
+    /// a debug build; the file is kept for the next run of the same binary).
+    @Test(.enabled(if: App.isLarge, "FOLIO_LARGE=1 runs it: generating 1,000,000 items takes minutes"))
+    func typingFiltersAtEachKeystrokeOnAMillionItems() async throws {
+        try await Self.typeAndFilter(try App.million.get(), items: 1_000_000)
+    }
+
+    static func typeAndFilter(_ database: URL, items: Int) async throws {
         let store = try Feed.openStore(at: database.path)
-        let all = try await store.fetch(RecordRequest<Feed>(sortBy: Feed.newestFirst)).map { $0! }
-        func matches(_ text: String) -> Int {
-            let words = text.folded.split(separator: " ").map(String.init)
+        // Each item's words (title and source, folded), read once in batches.
+        let words: [[String]] = try await store.fetch(RecordRequest<Feed>(sortBy: Feed.newestFirst, batchSize: 1_000)).map {
+            feed in
             func wordsOf(_ value: String) -> [String] { value.folded.split { !$0.isLetter && !$0.isNumber }.map(String.init) }
-            return all.filter { feed in
-                let own = wordsOf(feed.title) + wordsOf(feed.sourceName)
-                return words.allSatisfy { word in own.contains { $0.hasPrefix(word) } }
-            }.count
+            return feed.map { wordsOf($0.title) + wordsOf($0.sourceName) } ?? []
+        }
+        #expect(words.count == items)
+        func matches(_ text: String) -> Int {
+            let typed = text.folded.split(separator: " ").map(String.init)
+            return words.filter { own in typed.allSatisfy { word in own.contains { $0.hasPrefix(word) } } }.count
         }
         let app = try TmuxSession(
             "'\(try App.binary.get().path)' --db '\(database.path)'", in: database.deletingLastPathComponent())
-        let opened = try await app.waitFor("rows 100,000")
+        let opened = try await app.waitFor("rows \(items.formatted())")
         try app.press("/")
         var typed = ""
         var counts: [Int] = []
@@ -130,7 +142,7 @@ struct TerminalAppTests {
         typed.removeLast()
         _ = try await app.waitFor("rows \(matches(typed).formatted()) │")
         try app.press("Escape")
-        let restored = try await app.waitFor("rows 100,000")
+        let restored = try await app.waitFor("rows \(items.formatted())")
         #expect(!restored.contains("filter “"))
         #expect(listRows(restored).first == listRows(opened).first)
         try app.press("q")

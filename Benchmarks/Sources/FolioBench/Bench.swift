@@ -134,6 +134,7 @@ final class Bench {
         if options.wants("text") { try await text() }
         if options.wants("relationships") { try await relationships() }
         if options.wants("reorder") { try await reorder() }
+        if options.wants("searchAsYouType") { try await searchAsYouType() }
         let unmeasured = Targets.all.filter { target in !report.results.contains { $0.designRow == target.what } }
         if !unmeasured.isEmpty {
             report.notes.append(

@@ -26,6 +26,7 @@ struct Options {
         "fetches", "memory", "firstBatch", "firstScreen", "randomAccess", "scroll", "changes", "liveControllers",
         "externalCommit",
         "naiveChange", "reopen", "backgroundFetch", "text", "relationships", "compoundIndex", "reorder",
+        "searchAsYouType",
     ]
 
     func wants(_ measurement: String) -> Bool { only.isEmpty || only.contains(measurement) }

@@ -61,6 +61,9 @@ extension FetchedResultsController {
     }
 
     /// The index titles of the sections, in order, without repeats.
+    ///
+    /// While the results are incomplete (``isComplete`` is `false`), the titles of the
+    /// sections shown: a prefix of the complete results' titles, which grow at the completion.
     /// - Complexity: O(sections).
     public var sectionIndexTitles: [String] {
         var seen = Set<String>()
@@ -70,6 +73,9 @@ extension FetchedResultsController {
     /// The section a section-index title jumps to: the first section with that title;
     /// for a title with no section, the first section whose title sorts after it (or the
     /// last section). `index` is the title's position in ``sectionIndexTitles``.
+    ///
+    /// While the results are incomplete, a title of a section not read yet jumps to the last
+    /// section shown, the end of what is known; after the completion, to its own section.
     /// - Complexity: O(sections).
     public func section(forSectionIndexTitle title: String, at index: Int) -> Int {
         let all = sections

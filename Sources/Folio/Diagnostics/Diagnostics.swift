@@ -37,6 +37,10 @@ public final class Diagnostics: Sendable {
         /// Identifier scans that stopped at their first screen, the rest of the results read
         /// in the background (see `FetchedResultsController.isComplete`).
         public var firstScreens = 0
+        /// Background reads of the rest of a list shown from its first screen that a newer
+        /// fetch, a request change or the controller going away cancelled, counted as each
+        /// read ends (see `FetchedResultsController.isComplete`).
+        public var completionsCancelled = 0
         /// Rows of the change log read: the rows other processes' commits and the store's
         /// own changed, as the log tells them (see <doc:StoresAndFiles>).
         public var changeLogRowsRead = 0

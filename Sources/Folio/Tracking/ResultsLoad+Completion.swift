@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 extension ResultsLoad {
     /// The rest of results shown from their first screen, read in the background.
@@ -14,8 +15,10 @@ extension ResultsLoad {
     /// — subscribed before the first read, noting every commit since — catches up from the
     /// snapshot's state once they are installed.
     ///
-    /// The read stops within 4,096 rows of ``cancel()`` (a newer fetch, a request change, the
-    /// controller going away).
+    /// The read stops within 1,000 SQLite virtual-machine steps of ``cancel()`` (a newer
+    /// fetch, a request change, the controller going away) — also while SQLite works before
+    /// the first row (a full-text query gathering its matches, a sort without an index), where
+    /// no row is stepped.
     // Sendable: its mutable state is in `state`, behind a lock never held while reading.
     final class Completion: Sendable {
         private struct State {
@@ -53,10 +56,13 @@ extension ResultsLoad {
             // A thread of its own, not a global dispatch queue: a read of many seconds must not
             // hold one of the few threads that run Swift concurrency's jobs (on Linux both
             // come from the same pool, as wide as the machine has cores).
+            let diagnostics = store.diagnostics
             let thread = Thread {
-                hook?(0)
                 let result = Result {
                     try store.read(snapshot) { db in
+                        completion.interruptWhenCancelled(db)
+                        defer { sqlite3_progress_handler(db.sqliteConnection, 0, nil, nil) }
+                        hook?(0)
                         let (full, _) = try load.updater.scan(db, until: nil) { rows in
                             hook?(rows)
                             try completion.note(rows)
@@ -64,7 +70,7 @@ extension ResultsLoad {
                         return Loaded(full: full, outcome: outcome, token: token)
                     }
                 }
-                completion.finish(result)
+                completion.finish(result, diagnostics: diagnostics)
             }
             thread.name = "Folio completion"
             thread.qualityOfService = .userInitiated
@@ -75,9 +81,24 @@ extension ResultsLoad {
         /// Rows read so far (progress: a lower bound of the results' count).
         var rowsRead: Int { state.withLock { $0.rowsRead } }
 
-        /// Stops the read at its next 4,096 rows; ``value()`` then throws `CancellationError`.
+        /// Stops the read within 1,000 SQLite steps; ``value()`` then throws `CancellationError`.
         func cancel() {
             state.withLock { $0.cancelled = true }
+        }
+
+        var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+        /// Makes SQLite ask every 1,000 virtual-machine steps whether the read was cancelled,
+        /// and interrupt the statement when it was: the progress notes come every 4,096 rows,
+        /// and none comes while SQLite works before its first row. Removed by the caller when
+        /// the read ends. The completion outlives the read (its thread holds it).
+        private func interruptWhenCancelled(_ db: Database) {
+            sqlite3_progress_handler(
+                db.sqliteConnection, 1000,
+                { context in
+                    guard let context else { return 0 }
+                    return Unmanaged<Completion>.fromOpaque(context).takeUnretainedValue().isCancelled ? 1 : 0
+                }, Unmanaged.passUnretained(self).toOpaque())
         }
 
         /// The complete results, once read.
@@ -99,7 +120,16 @@ extension ResultsLoad {
             if cancelled { throw CancellationError() }
         }
 
-        private func finish(_ result: Result<Loaded, any Error>) {
+        /// Ends the read with `result`. A read cancelled before it ended is counted in
+        /// `completionsCancelled` (whether it stopped or, cancelled within its last steps,
+        /// read to its end), and its failure (SQLite's interrupt included) is
+        /// `CancellationError`.
+        private func finish(_ result: Result<Loaded, any Error>, diagnostics: Diagnostics) {
+            var result = result
+            if isCancelled {
+                diagnostics.count { $0.completionsCancelled += 1 }
+                if case .failure = result { result = .failure(CancellationError()) }
+            }
             let waiters = state.withLock { state in
                 state.result = result
                 defer { state.waiters = [] }

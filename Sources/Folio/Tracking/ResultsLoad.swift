@@ -33,8 +33,9 @@ struct ResultsLoad: Sendable {
     /// When the read may stop at the first screen; `nil`: never.
     let firstScreen: FirstScreenRule?
     /// Tests: called by a ``Completion`` with -1 on the caller before the snapshot is made,
-    /// 0 as the background read starts, and the rows read every 4,096 rows; it may block to
-    /// hold the read at that point.
+    /// 0 in the background read's transaction right before its query runs (SQLite's check
+    /// for cancellation already installed), and the rows read every 4,096 rows; it may block
+    /// to hold the read at that point.
     let completionHook: (@Sendable (Int) -> Void)?
 
     struct Loaded: Sendable {

@@ -129,7 +129,18 @@ enum App {
 
     /// A database of 100,000 generated items, made once for the tests that need it and
     /// kept in the temporary directory for the next run of the same binary.
-    static let hundredThousand: Result<URL, Failure> = {
+    static let hundredThousand: Result<URL, Failure> = generated(100_000, tag: "100k")
+
+    /// A database of 1,000,000 generated items, for the tests run with `FOLIO_LARGE=1`
+    /// (generating it takes minutes with a debug build), kept like ``hundredThousand``.
+    static let million: Result<URL, Failure> = generated(1_000_000, tag: "1m")
+
+    /// Whether the tests that need ``million`` run (`FOLIO_LARGE=1`).
+    static let isLarge = ProcessInfo.processInfo.environment["FOLIO_LARGE"].map { $0 != "0" && !$0.isEmpty } ?? false
+
+    /// A database of `count` generated items, made once and kept in the temporary directory
+    /// for the next run of the same binary.
+    static func generated(_ count: Int, tag: String) -> Result<URL, Failure> {
         do {
             let binary = try binary.get()
             let attributes = try FileManager.default.attributesOfItem(atPath: binary.path)
@@ -137,7 +148,7 @@ enum App {
                 attributes[.modificationDate].map { "\(($0 as! Date).timeIntervalSince1970)" }, attributes[.size].map { "\($0)" },
             ]
             .compactMap { $0 }.joined(separator: "-")
-            let prefix = "feedloader-tests-100k-"
+            let prefix = "feedloader-tests-\(tag)-"
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent(prefix + stamp)
             let database = directory.appendingPathComponent("big.sqlite")
             if FileManager.default.fileExists(atPath: directory.appendingPathComponent("complete").path) {
@@ -154,7 +165,8 @@ enum App {
             }
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let result = try feedloader(
-                ["generate", "100000", "--db", "big.sqlite", "--seed", "7", "--newest", "2025-06-13T12:00:00Z"], in: directory)
+                ["generate", "\(count)", "--db", "big.sqlite", "--seed", "7", "--newest", "2025-06-13T12:00:00Z"],
+                in: directory)
             guard result.status == 0 else {
                 return .failure(Failure(description: "generate failed (\(result.status)): \(result.errors)"))
             }
@@ -163,7 +175,7 @@ enum App {
         } catch {
             return .failure(Failure(description: "\(error)"))
         }
-    }()
+    }
 }
 
 /// A detached tmux session running one command, on a tmux server of its own.

@@ -14,8 +14,19 @@ final class FirstScreenGate: @unchecked Sendable {
 
     init(at point: Int) { self.point = point }
 
+    /// Every point the completion reported, in order (held or not).
+    var calls: [Int] {
+        condition.lock()
+        defer { condition.unlock() }
+        return seen
+    }
+    private var seen: [Int] = []
+
     var hook: @Sendable (Int) -> Void {
         { [self] rows in
+            condition.lock()
+            seen.append(rows)
+            condition.unlock()
             guard rows == point || (point > 0 && rows >= point) else { return }
             condition.lock()
             if heldAt == nil { heldAt = rows }
