@@ -10,9 +10,13 @@ final class LiveRecorder: FetchedResultsControllerDelegate {
     var changeSets: [ChangeSet] = []
     var errors: [FolioError] = []
     var snapshots: [Snapshot] = []
+    /// The controller's data source as each change set was delivered (what a table view
+    /// applies that batch against).
+    var dataSources: [Snapshot] = []
 
     func controller(_ controller: FetchedResultsController<Article>, didChangeContentWith changes: ChangeSet) {
         changeSets.append(changes)
+        dataSources.append(controller.snapshot)
     }
     func controller(_ controller: FetchedResultsController<Article>, didChangeContentWith snapshot: Snapshot) {
         snapshots.append(snapshot)
@@ -56,8 +60,9 @@ final class LiveHarness {
     func settle() async throws -> [ChangeSet] {
         await controller.waitForChanges()
         let delivered = Array(recorder.changeSets[applied...])
+        let sources = Array(recorder.dataSources[applied...])
         applied = recorder.changeSets.count
-        for change in delivered { try model.apply(change, dataSource: controller.snapshot) }
+        for (change, source) in zip(delivered, sources) { try model.apply(change, dataSource: source) }
         #expect(model == TableViewModel(controller.snapshot))
         #expect(model == (try freshModel(controller)), "the live results differ from a fresh fetch")
         return delivered

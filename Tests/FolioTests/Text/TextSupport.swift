@@ -121,6 +121,10 @@ final class PersonHarness: FetchedResultsControllerDelegate {
     let controller: FetchedResultsController<Person>
     var model: TableViewModel
     var changeSets: [ChangeSet] = []
+    /// The data source as each change set was delivered: a table view applies each batch
+    /// against the data source of its own moment, not a later one (several commits — the
+    /// shell's statements, each its own — may arrive before `settle()` looks).
+    private var dataSources: [Snapshot] = []
     var errors: [FolioError] = []
     private var applied = 0
 
@@ -137,6 +141,7 @@ final class PersonHarness: FetchedResultsControllerDelegate {
 
     func controller(_ controller: FetchedResultsController<Person>, didChangeContentWith changes: ChangeSet) {
         changeSets.append(changes)
+        dataSources.append(controller.snapshot)
     }
     func controller(_ controller: FetchedResultsController<Person>, didFailWith error: FolioError) {
         errors.append(error)
@@ -147,8 +152,9 @@ final class PersonHarness: FetchedResultsControllerDelegate {
     func settle(sourceLocation: SourceLocation = #_sourceLocation) async throws -> [ChangeSet] {
         await controller.waitForChanges()
         let delivered = Array(changeSets[applied...])
+        let sources = Array(dataSources[applied...])
         applied = changeSets.count
-        for change in delivered { try model.apply(change, dataSource: controller.snapshot) }
+        for (change, source) in zip(delivered, sources) { try model.apply(change, dataSource: source) }
         #expect(model == TableViewModel(controller.snapshot), sourceLocation: sourceLocation)
         let fresh = FetchedResultsController(controller.fetchRequest, store: store, sectionBy: controller.sectionKey)
         try await fresh.performFetch()
