@@ -209,8 +209,14 @@ extension Bench {
             newScreen.add(setLap)
         }
         guard replaced > 0 else {
-            throw BenchError.wrongResults(
-                "search as you type (\(filter.id)): “\(first)”'s read always ended before it could be replaced")
+            // A fast machine or a small table: every read ended before the next keystroke
+            // came, so there was nothing to cancel. Said, not failed.
+            let note =
+                "Typing faster, \(filter.id): not measured in this run — each of the \(endedFirst) reads of “\(first)” ended "
+                + "before “\(next)” could replace it (nothing left to cancel)."
+            log(note)
+            report.notes.append(note)
+            return
         }
         let baselineID = "typed.\(filter.id).completion"
         addBaseline(
