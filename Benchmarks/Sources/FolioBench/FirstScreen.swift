@@ -121,21 +121,6 @@ extension Bench {
         try controller.performFetch()
     }
 
-    /// The first `rows` records of a fetched controller and the names of the sections they
-    /// are in, read as a list's data source reads them.
-    static func firstScreen(of c: FetchedResultsController<Article>, rows: Int) -> ([Article], [String]) {
-        var records: [Article] = []
-        var names: [String] = []
-        for (index, section) in c.sections.enumerated() where records.count < rows {
-            names.append(section.name)
-            for item in 0..<Swift.min(section.numberOfObjects, rows - records.count) {
-                guard let record = c.object(at: IndexPath(item: item, section: index)) else { return (records, names) }
-                records.append(record)
-            }
-        }
-        return (records, names)
-    }
-
     /// The day sections (`YYYY-MM-DD`, UTC) of rows, in order, each once.
     static func dayNames(of rows: [ArticleRow]) -> [String] {
         let formatter = ISO8601DateFormatter()

@@ -235,7 +235,7 @@ extension Bench {
     }
 
     /// The first `rows` records of a fetched controller and the names of the sections they
-    /// are in, read as a list's data source reads them.
+    /// are in, read as a list's data source reads them (the first-screen rows use it too).
     static func firstScreen<R: PersistentRecord>(of c: FetchedResultsController<R>, rows: Int) -> ([R], [String]) {
         var records: [R] = []
         var names: [String] = []
