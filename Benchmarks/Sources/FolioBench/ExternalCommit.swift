@@ -70,7 +70,7 @@ extension Bench {
             report.results.append(
                 ResultRow(
                     id: "externalCommit.\(signal)", what: "another connection's one-row commit, \(how) → change set",
-                    samples: samples, withP99: true, target: Targets.externalCommit,
+                    samples: samples, withP99: true, target: Targets.externalCommitDelivery,
                     check: { $0.median <= Targets.externalCommitMedian && reloads == 0 }, detail: detail))
             if signal == .woken { try await externalTransaction(recorder: recorder, live: live) }
             live.delegate = nil
@@ -108,7 +108,7 @@ extension Bench {
             ResultRow(
                 id: "externalCommit.transaction1000",
                 what: "another connection's 1,000-row insert transaction → change set, woken",
-                samples: samples, target: Targets.externalCommit,
+                samples: samples, target: Targets.externalCommitDelivery,
                 check: { _ in sets == samples.count },
                 detail:
                     "each transaction arrived as one change set of inserts (\(sets) of \(samples.count)), not a reload; the live snapshot equal to a fresh fetch's"

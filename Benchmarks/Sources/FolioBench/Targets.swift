@@ -37,11 +37,23 @@ enum Targets {
     static let sections = Target("performFetch, ~1,000 sections", "≤ 1.3 × limit; zero records loaded")
     static let sectionsRatio = 1.3
 
+    static let filteredList = Target(
+        "filtered performFetch with a compound index (filter columns, then sort keys)", "≤ 1.5 × the unfiltered one")
+    static let filteredListRatio = 1.5
+
     static let firstScreen = Target(
         "first screen (first rows + their section headers), any indexed sort, filtered or not",
         "≤ 20 ms at 1M and 10M rows (or ≤ 1.5 × SQLite's own LIMIT query for very selective filters)")
     static let firstScreenMilliseconds = 20.0
     static let firstScreenRatio = 1.5
+
+    static let searchAsYouType = Target(
+        "search as you type: a keystroke's first screen", "≤ 50 ms full-text, ≤ 20 ms folded prefix, at 10M rows")
+    /// The two clauses of ``searchAsYouType``, one for each kind of search.
+    static let searchAsYouTypeFullText = Target(searchAsYouType.what, "≤ 50 ms full-text")
+    static let searchAsYouTypeFolded = Target(searchAsYouType.what, "≤ 20 ms folded prefix")
+    static let searchAsYouTypeFullTextMilliseconds = 50.0
+    static let searchAsYouTypeFoldedMilliseconds = 20.0
 
     static let firstBatch = Target("first batch of 50 after performFetch", "≤ 3 ms")
     static let firstBatchMilliseconds = 3.0
@@ -73,11 +85,18 @@ enum Targets {
     static let parentRenameMilliseconds = 100.0
     static let parentRenameSpeedup = 20.0
 
-    static let externalCommit = Target("another process's one-row commit → change set", "median ≤ 50 ms")
-    static let externalCommitMedian = 50.0
+    static let userMove = Target(
+        "one user-driven move → committed and delivered, also after 10,000 drags into one gap", "median ≤ 1 ms")
+    static let userMoveMedian = 1.0
 
-    static let changeLogCost = Target(
-        "local one-row write with the change log", "≤ 1.10 × the same write without the log")
+    static let externalCommit = Target(
+        "another process's one-row commit → change set",
+        "median ≤ 50 ms (goal 10 ms), not a reload; local writes ≤ 1.10 × commit for the log")
+    /// The first clause of ``externalCommit``, which the delivery rows check.
+    static let externalCommitDelivery = Target(externalCommit.what, externalCommit.clause(0))
+    static let externalCommitMedian = 50.0
+    /// The second clause of ``externalCommit``: the change log's cost to local writes.
+    static let changeLogCost = Target(externalCommit.what, externalCommit.clause(1))
     static let changeLogCostRatio = 1.10
 
     static let snapshot = Target("identifier snapshot of 1M rows", "≤ 20 ms; zero batches loaded")
@@ -93,8 +112,8 @@ enum Targets {
 
     /// Every target, in the design table's order.
     static let all: [Target] = [
-        performFetch, sections, firstScreen, firstBatch, scroll, oneRowChange, liveControllers, transaction,
-        parentRename, externalCommit, changeLogCost, snapshot, reopen, cancel,
+        performFetch, sections, filteredList, firstScreen, searchAsYouType, firstBatch, scroll, oneRowChange,
+        liveControllers, transaction, parentRename, userMove, externalCommit, snapshot, reopen, cancel,
     ]
 
     // MARK: Goals of issues, not in the design's table
@@ -106,12 +125,6 @@ enum Targets {
         "≤ 1.5 × SQLite's own count(*) and LIMIT query through the index")
     static let toManyRatio = 1.5
 
-    /// Issue 24's goal for compound indexes: checked by folio-bench, not part of ``all``.
-    static let filteredList = Target(
-        "filtered list's full performFetch at 1M rows, with an index that starts with the filter and continues with the sort",
-        "≤ 1.5 × the unfiltered performFetch")
-    static let filteredListRatio = 1.5
-
     /// Issue 24's goal for the rest of a list shown from its first screen: checked, not part
     /// of ``all``.
     static let completion = Target(
@@ -119,29 +132,12 @@ enum Targets {
         "≤ 1.1 × the whole identifier scan it replaces")
     static let completionRatio = 1.1
 
-    /// Issue 24's goal for search as you type (the design's row, checked per keystroke; not
-    /// part of ``all``, which mirrors the rows folio-bench has always checked).
-    static let searchAsYouType = Target(
-        "search as you type: a keystroke's first screen", "≤ 50 ms full-text, ≤ 20 ms folded prefix, at 10M rows")
-    /// The two clauses of ``searchAsYouType``, one for each kind of search.
-    static let searchAsYouTypeFullText = Target(searchAsYouType.what, "≤ 50 ms full-text")
-    static let searchAsYouTypeFolded = Target(searchAsYouType.what, "≤ 20 ms folded prefix")
-    static let searchAsYouTypeFullTextMilliseconds = 50.0
-    static let searchAsYouTypeFoldedMilliseconds = 20.0
-
     /// Issue 24's goal for typing faster than a keystroke's list completes: the previous
     /// keystroke's background read stops, as a cancelled background fetch returns.
     static let typingCancel = Target(
         "typing faster than a keystroke completes: the previous keystroke's background read stops",
         "within 50 ms, like a cancelled background fetch")
     static let typingCancelMilliseconds = 50.0
-
-    /// Issue 23's goal for a user's move in a list ordered by hand, which the design's table
-    /// does not state (it is the one-row change's median): checked, not part of ``all``.
-    static let userMove = Target(
-        "one user move in a 1,000,000-row list ordered by hand → committed and delivered",
-        "median ≤ 1 ms, like any one-row change")
-    static let userMoveMedian = 1.0
 
     /// The rows of the "Performance targets" table in a copy of DESIGN.md: the "what" and
     /// "target" cells of every row under the heading.
