@@ -65,6 +65,15 @@ final class ChangeWatcher: @unchecked Sendable {
     #endif
     /// Bumped at every notification: only the latest burst's re-checks run.
     private var generation: UInt64 = 0
+    /// The heartbeat (notifications only): a timer that wakes the store when the files
+    /// changed although no notification came for a whole ``heartbeat``.
+    private var heartbeatTimer: (any DispatchSourceTimer)?
+    /// The files as the last heartbeat (or the notification before it) found them.
+    private var lastStamp: FileStamp?
+    /// A notification came since the last heartbeat.
+    private var notifiedSinceHeartbeat = false
+    /// Tests: notifications are counted but do not wake the store (a lost notification).
+    private let dropsNotifications: Bool
 
     /// After a notification: checked at once, then again after these delays unless another
     /// notification came meanwhile.
@@ -75,19 +84,27 @@ final class ChangeWatcher: @unchecked Sendable {
     ]
     /// The polling interval when no notification mechanism is available.
     static let pollingInterval = Duration.milliseconds(100)
+    /// How often the files' size and modification time are compared with the last ones seen,
+    /// where notifications watch them: a change that no notification reported for a whole
+    /// interval (a lost event) wakes the store. Two `stat` calls, no SQL, when nothing changed.
+    static let heartbeat = DispatchTimeInterval.seconds(1)
 
     /// Starts watching `path` (and its `-wal`), calling `wake` on a private queue when it may
     /// have changed. With `notifications: false`, polls (the fallback, forced for tests).
     /// `notified` is called at each file-system notification (not at re-checks or polls),
     /// for the store's counters.
+    /// `dropsNotifications` (tests) counts notifications but acts on none, as if the kernel
+    /// had lost them: only the heartbeat wakes the store.
     init(
-        path: String, notifications: Bool = true, notified: (@Sendable () -> Void)? = nil,
+        path: String, notifications: Bool = true, dropsNotifications: Bool = false,
+        heartbeat: DispatchTimeInterval = ChangeWatcher.heartbeat, notified: (@Sendable () -> Void)? = nil,
         wake: @escaping @Sendable () -> Void
     ) {
         let queue = DispatchQueue(label: "folio.change-watcher")
         self.queue = queue
         self.wake = wake
         self.notificationCount = notified
+        self.dropsNotifications = dropsNotifications
         // The handler reaches the watcher through a box set once the watcher exists (the
         // registry may call it as soon as the watch is set).
         let box = WeakBox()
@@ -107,6 +124,10 @@ final class ChangeWatcher: @unchecked Sendable {
         #endif
         if let mechanism {
             detection = mechanism
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: .now() + heartbeat, repeating: heartbeat, leeway: .milliseconds(100))
+            timer.setEventHandler { box.watcher?.heartbeatFired(path: path) }
+            heartbeatTimer = timer
         } else {
             detection = .polling(interval: Self.pollingInterval)
             let timer = DispatchSource.makeTimerSource(queue: queue)
@@ -121,6 +142,10 @@ final class ChangeWatcher: @unchecked Sendable {
         self.source = source
         box.watcher = self
         source?.resume()
+        if let heartbeatTimer {
+            queue.async { [weak self] in self?.lastStamp = FileStamp(path: path) }
+            heartbeatTimer.resume()
+        }
     }
 
     deinit { cancel() }
@@ -129,6 +154,7 @@ final class ChangeWatcher: @unchecked Sendable {
     /// inotify instance (those other stores hold stay). Idempotent.
     func cancel() {
         source?.cancel()
+        heartbeatTimer?.cancel()
         #if canImport(Glibc)
         if let registration { InotifyRegistry.shared.unwatch(registration) }
         #endif
@@ -138,6 +164,8 @@ final class ChangeWatcher: @unchecked Sendable {
     /// later notification started its own series.
     private func notified() {
         notificationCount?()
+        if dropsNotifications { return }
+        notifiedSinceHeartbeat = true
         generation &+= 1
         let current = generation
         wake()
@@ -147,6 +175,20 @@ final class ChangeWatcher: @unchecked Sendable {
                 self.wake()
             }
         }
+    }
+
+    /// The heartbeat (on `queue`): when no notification came since the last one and the
+    /// files differ from how it last found them, a notification was lost (or never sent):
+    /// wake the store as a notification would. A burst that did notify is left to its own
+    /// re-checks, so the store's own writes never cost a wake-up here.
+    private func heartbeatFired(path: String) {
+        let stamp = FileStamp(path: path)
+        defer {
+            lastStamp = stamp
+            notifiedSinceHeartbeat = false
+        }
+        guard !notifiedSinceHeartbeat, stamp != lastStamp else { return }
+        wake()
     }
 
     /// The watcher a notification handler reaches, set once it is made (a notification
@@ -176,4 +218,31 @@ final class ChangeWatcher: @unchecked Sendable {
         return source
     }
     #endif
+}
+
+/// The size, modification time and inode of a database file and its `-wal`, read with
+/// `stat` (no descriptor: closing one would drop SQLite's locks): what changes when
+/// another program writes either.
+struct FileStamp: Equatable, Sendable {
+    private var parts: [Int64]
+
+    init(path: String) {
+        parts = []
+        for file in [path, path + "-wal"] {
+            var info = stat()
+            if stat(file, &info) == 0 {
+                #if canImport(Darwin)
+                let modified = info.st_mtimespec
+                #else
+                let modified = info.st_mtim
+                #endif
+                parts += [
+                    Int64(info.st_size), Int64(modified.tv_sec), Int64(modified.tv_nsec),
+                    Int64(bitPattern: UInt64(info.st_ino)),
+                ]
+            } else {
+                parts += [-1, -1, -1, -1]
+            }
+        }
+    }
 }

@@ -68,12 +68,18 @@ extension Store {
 
     /// Starts (or restarts) following other processes' commits on its own: each wake-up of
     /// the ``ChangeWatcher`` runs ``followOtherConnections(_:)`` on the writer's queue, off
-    /// the caller's thread. `notifications: false` forces the polling fallback (tests).
-    func watchExternalChanges(notifications: Bool = true) {
+    /// the caller's thread. `notifications: false` forces the polling fallback (tests);
+    /// `dropsNotifications` (tests) loses every notification, leaving the store to the
+    /// watcher's heartbeat, every `heartbeat`.
+    func watchExternalChanges(
+        notifications: Bool = true, dropsNotifications: Bool = false,
+        heartbeat: DispatchTimeInterval = ChangeWatcher.heartbeat
+    ) {
         guard let path, !isClosed.current else { return }
         let diagnostics = self.diagnostics
         let watcher = ChangeWatcher(
-            path: path, notifications: notifications, notified: { diagnostics.count { $0.fileNotifications += 1 } }
+            path: path, notifications: notifications, dropsNotifications: dropsNotifications, heartbeat: heartbeat,
+            notified: { diagnostics.count { $0.fileNotifications += 1 } }
         ) { [weak self] in self?.wakeUp() }
         self.watcher.withLock {
             $0?.cancel()

@@ -292,6 +292,32 @@ struct OtherProcessChangeTests {
         #expect(store.externalChangeDetection == .none)
     }
 
+    /// A notification the kernel lost (or never sent) leaves the commit to the watcher's
+    /// heartbeat, which compares the files' size and time with the last ones it saw: the
+    /// shell's commits still arrive, each as a change set, though every notification is
+    /// dropped. Without the heartbeat they wait for the store's next write.
+    @Test func aLostNotificationIsMadeUpByTheHeartbeat() async throws {
+        let directory = try ScratchDirectory()
+        let store = try Self.store(directory)
+        #if canImport(Glibc)
+        store.watchExternalChanges(dropsNotifications: true, heartbeat: .milliseconds(200))
+        #expect(store.externalChangeDetection == .inotify)
+        #endif
+        let table = try await XprocTable(store)
+        let before = store.diagnostics.counters.fileNotifications
+        try Shell.sqlite3(store.path!, "DELETE FROM article WHERE score < 10;")
+        var changes = try await table.settle("a deletion, its notifications dropped", count: 1)
+        #expect(changes.count == 1 && changes.first?.deletedItems.count == 10)
+        #if canImport(Glibc)
+        #expect(store.diagnostics.counters.fileNotifications > before, "the notifications came, and were dropped")
+        #endif
+        try Shell.sqlite3(
+            store.path!,
+            "INSERT INTO article (title, url, published, score, category, isRead) VALUES ('late', 'late', 0, 7, 'b', 0);")
+        changes = try await table.settle("an insert, its notifications dropped", count: 1)
+        #expect(changes.count == 1 && changes.first?.insertedItems.count == 1)
+    }
+
     /// Another process migrating the file (here the shell, as a migration would: the model
     /// version and the schema change) is noticed when the store is woken: its controllers
     /// report `modelVersionChanged` instead of following a file they cannot read.
