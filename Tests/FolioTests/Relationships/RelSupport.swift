@@ -91,7 +91,9 @@ final class RelLive<R: PersistentRecord> {
     let store: Store
     let controller: FetchedResultsController<R>
     var model: TableViewModel
-    private var delivered: [ChangeSet] = []
+    /// Each change set delivered, with the snapshot it led to (what a table view applies it
+    /// against: by the time the harness settles, later change sets may have been applied).
+    private var delivered: [ControllerUpdate] = []
     private var task: Task<Void, Never>?
 
     init(_ store: Store, _ request: RecordRequest<R>, sectionBy: SectionKey<R>? = nil) async throws {
@@ -99,9 +101,9 @@ final class RelLive<R: PersistentRecord> {
         controller = FetchedResultsController(request, store: store, sectionBy: sectionBy)
         try Self.fetchNow(controller)
         model = TableViewModel(controller.snapshot)
-        let changes = controller.changes
+        let updates = controller.updates
         task = Task { [weak self] in
-            for await change in changes { self?.delivered.append(change) }
+            for await update in updates where update.error == nil { self?.delivered.append(update) }
         }
         await controller.waitForChanges()
     }
@@ -123,11 +125,12 @@ final class RelLive<R: PersistentRecord> {
     func settle(_ context: String = "", sourceLocation: SourceLocation = #_sourceLocation) async throws -> [ChangeSet] {
         await controller.waitForChanges()
         for _ in 0..<20 { await Task.yield() }
-        let changes = delivered
+        let updates = delivered
         delivered = []
-        for change in changes {
+        let changes = updates.map(\.changes)
+        for update in updates {
             do {
-                try model.apply(change, dataSource: controller.snapshot)
+                try model.apply(update.changes, dataSource: update.snapshot)
             } catch {
                 failed = true
                 Issue.record("\(context): the change set does not apply: \(error)", sourceLocation: sourceLocation)

@@ -46,7 +46,9 @@ class LiveTable<R: PersistentRecord> {
     let store: Store
     let controller: FetchedResultsController<R>
     var model: TableViewModel
-    private var delivered: [ChangeSet] = []
+    /// Each change set delivered, with the snapshot it led to (what a table view applies it
+    /// against: by the time the harness settles, later change sets may have been applied).
+    private var delivered: [ControllerUpdate] = []
     private var task: Task<Void, Never>?
 
     init(_ store: Store, _ request: RecordRequest<R>, sectionBy: SectionKey<R>? = nil) async throws {
@@ -54,9 +56,9 @@ class LiveTable<R: PersistentRecord> {
         controller = FetchedResultsController(request, store: store, sectionBy: sectionBy)
         try await controller.performFetch()
         model = TableViewModel(controller.snapshot)
-        let changes = controller.changes
+        let updates = controller.updates
         task = Task { [weak self] in
-            for await change in changes { self?.delivered.append(change) }
+            for await update in updates where update.error == nil { self?.delivered.append(update) }
         }
         await controller.waitForChanges()
     }
@@ -76,9 +78,10 @@ class LiveTable<R: PersistentRecord> {
     func settle() async throws -> [ChangeSet] {
         await controller.waitForChanges()
         for _ in 0..<20 { await Task.yield() }
-        let changes = delivered
+        let updates = delivered
         delivered = []
-        for change in changes { try model.apply(change, dataSource: controller.snapshot) }
+        for update in updates { try model.apply(update.changes, dataSource: update.snapshot) }
+        let changes = updates.map(\.changes)
         let fresh = FetchedResultsController(controller.fetchRequest, store: store, sectionBy: controller.sectionKey)
         fresh.firstScreenRule = nil
         try Self.fetchNow(fresh)
