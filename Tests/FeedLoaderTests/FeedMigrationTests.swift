@@ -40,7 +40,7 @@ struct FeedMigrationTests {
         #expect(before.count == 119)
 
         let store = try Feed.openStore(at: path)
-        #expect(store.modelVersion == 5)
+        #expect(store.modelVersion == Feed.model.version)
         let items = try store.fetch(RecordRequest<Feed>(sortBy: [SortDescriptor(\.id)])).map { $0! }
         let ids: [Int64] = items.map { $0.id!.rawValue }
         let expected: [Int64] = (1...121).filter { $0 != 5 && $0 != 120 }
@@ -75,10 +75,11 @@ struct FeedMigrationTests {
             try Self.rows(path, "folio_title_folded") == (try Self.rows(path, "title")).map { $0.folded },
             "the titles' folded keys were computed")
         #expect(try Self.rows(path, "starred") == Array(repeating: "0", count: 119))
+        #expect(try Self.rows(path, "isRead") == Array(repeating: "0", count: 119), "version 6: every item unread")
         let queue = try DatabaseQueue(path: path)
         #expect(
             try queue.read { db in try Int.fetchOne(db, sql: "SELECT value FROM folio_metadata WHERE key = 'model_version'") }
-                == 5)
+                == Feed.model.version)
         try queue.close()
 
         // Opened again: nothing to migrate.
@@ -101,7 +102,7 @@ struct FeedMigrationTests {
         let before = try Self.rows(path, Self.itemColumns + " || '|' || starred || '|' || undated")
 
         let store = try Feed.openStore(at: path)
-        #expect(store.modelVersion == 5)
+        #expect(store.modelVersion == Feed.model.version)
         let starred = try store.fetch(
             RecordRequest<Feed>.feedList(filter: "", newestFirst: true, batchSize: 0, grouping: .starred)
         )
@@ -149,11 +150,11 @@ struct FeedMigrationTests {
         // FeedLoader before version 1 declared no model (version 0): it would not know
         // `starred`, so it is refused, and the file stays as it is.
         let error = #expect(throws: FolioError.self) { try Store(path: path, records: Feed.recordTypes) }
-        #expect(error == .newerModelVersion(path: path, version: 5, declared: 0))
+        #expect(error == .newerModelVersion(path: path, version: Feed.model.version, declared: 0))
         // Nor is FeedLoader's version 1, which has no search.
         let older = #expect(throws: FolioError.self) {
             try Store(path: path, model: StoreModel(version: 1, records: Feed.recordTypes))
         }
-        #expect(older == .newerModelVersion(path: path, version: 5, declared: 1))
+        #expect(older == .newerModelVersion(path: path, version: Feed.model.version, declared: 1))
     }
 }

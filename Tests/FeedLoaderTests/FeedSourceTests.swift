@@ -36,7 +36,7 @@ struct FeedSourceTests {
         #expect(before.count == 42)
 
         let store = try Feed.openStore(at: path)
-        #expect(store.modelVersion == 5)
+        #expect(store.modelVersion == Feed.model.version)
         let items = try store.fetch(RecordRequest<Feed>(sortBy: [SortDescriptor(\.id)])).map { $0! }
         #expect(items.count == 42)
         let sources = try Self.sources(store)

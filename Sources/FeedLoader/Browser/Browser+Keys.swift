@@ -45,6 +45,7 @@ extension Browser {
         case .character(let c) where c.isASCII && c.isNumber && source.grouping == .day:
             setMode(.prompt(Prompt(kind: .jump, text: String(c))))
         case .character("s"): toggleSort()
+        case .character("u"): toggleUnreadOnly()
         case .character("t"): toggleGrouping()
         case .character("v"): toggleStarredView()
         case .character("K"): moveSelectedStarred(by: -1)
@@ -65,9 +66,15 @@ extension Browser {
 
     private func handleDetail(_ key: Key) {
         switch key {
-        case .escape, .enter, .left, .backspace, .character("q"), .character("h"): setMode(.list)
-        case .up, .character("k"): moveCursor(byRows: -1)
-        case .down, .character("j"): moveCursor(byRows: 1)
+        case .escape, .enter, .left, .backspace, .character("q"), .character("h"):
+            markRead(at: cursor)
+            setMode(.list)
+        case .up, .character("k"):
+            markRead(at: cursor)
+            moveCursor(byRows: -1)
+        case .down, .character("j"):
+            markRead(at: cursor)
+            moveCursor(byRows: 1)
         case .character("d"), .delete:
             deleteSelected()
             setMode(.list)

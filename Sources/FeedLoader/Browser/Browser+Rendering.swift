@@ -45,6 +45,7 @@ extension Browser {
         var text = " FeedLoader · \(title) · \(newestFirst ? "newest first" : "oldest first")"
         if source.grouping == .source { text += " · by source" }
         if source.grouping == .starred { text += " · starred, in your order (K J move)" }
+        if unreadOnly && source.grouping != .starred { text += " · unread" }
         let muted = sources.values.filter(\.muted).count
         if muted > 0 { text += " · \(muted) muted" }
         if !filter.isEmpty { text += " · filter “\(filter)”" }
@@ -72,7 +73,7 @@ extension Browser {
             ? " Esc back · j/k previous/next · * star · m mute source · n rename source · d delete · q back"
             : source.grouping == .starred
                 ? " ↑↓ jk · K J move the item up, down · v back to the feed · ⏎ open · * unstar · r import · q quit"
-                : " ↑↓ jk · / filter · 0-9 day · s sort · t day⇄source · v starred · ⏎ open · * star · m mute · M unmute · n rename"
+                : " ↑↓ jk · / filter · 0-9 day · s sort · u unread · t day⇄source · v starred · ⏎ open · * star · m mute · M unmute · n rename"
                     + " · d delete · r import · q quit"
         return ANSI.dim + TextLayout.fit(keys, width)
     }

@@ -81,6 +81,8 @@ final class Browser {
     private(set) var mode = Mode.list
     private(set) var filter = ""
     private(set) var newestFirst = true
+    /// The unread items only (`u`).
+    private(set) var unreadOnly = false
     private(set) var size: Terminal.Size
     private(set) var highlights: [RecordID: (kind: Highlight, until: Date)] = [:]
     private(set) var message: (text: String, until: Date)?
@@ -397,9 +399,30 @@ final class Browser {
         replaceRequest()
     }
 
+    /// The unread items only ⇄ every item (`u`): a new request on the live controller,
+    /// read through the index `(isRead, published)`.
+    func toggleUnreadOnly() {
+        unreadOnly.toggle()
+        replaceRequest()
+    }
+
+    /// Marks the item at `indexPath` read (leaving its detail): one `UPDATE`; in the unread
+    /// view the item then leaves the list as a change set.
+    func markRead(at indexPath: IndexPath?) {
+        guard let indexPath, var feed = record(at: indexPath), !feed.isRead else { return }
+        feed.isRead = true
+        do {
+            try store.write { [feed] tx in try tx.update(feed) }
+        } catch {
+            show("Cannot mark the item read: \(error)")
+        }
+    }
+
     /// The list's request for the filter, the order, the grouping and the screen.
     func listRequest(grouping: FeedListSource.Grouping) -> RecordRequest<Feed> {
-        .feedList(filter: filter, newestFirst: newestFirst, batchSize: Self.batchSize(for: size), grouping: grouping)
+        .feedList(
+            filter: filter, newestFirst: newestFirst, batchSize: Self.batchSize(for: size), grouping: grouping,
+            unreadOnly: unreadOnly)
     }
 
     /// Changes the live controller's request. The difference is delivered (and applied

@@ -143,9 +143,11 @@ extension RecordRequest where R == Feed {
     /// shown: `!= true`, where `== false` would leave it out) and whose title or source has
     /// the words of `filter` (each matching the words it begins, case- and
     /// diacritic-insensitively: "ipad" finds "iPad", "cafe" finds "Café"), sorted by date —
-    /// by source name first when sectioned by source — in batches.
+    /// by source name first when sectioned by source — in batches. `unreadOnly` keeps the
+    /// unread items (not in the starred view, which shows every starred item).
     static func feedList(
-        filter: String, newestFirst: Bool, batchSize: Int, grouping: FeedListSource.Grouping = .day
+        filter: String, newestFirst: Bool, batchSize: Int, grouping: FeedListSource.Grouping = .day,
+        unreadOnly: Bool = false
     ) -> RecordRequest<Feed> {
         let byDate = newestFirst ? Feed.newestFirst : Feed.oldestFirst
         let sort: [SortDescriptor<Feed>]
@@ -154,7 +156,8 @@ extension RecordRequest where R == Feed {
         case .source: sort = [SortDescriptor(\Feed.source.name)] + byDate
         case .starred: sort = Feed.starredOrder
         }
-        let predicate = grouping == .starred ? Feed.starredNotMuted : Feed.notMuted
+        let predicate =
+            grouping == .starred ? Feed.starredNotMuted : unreadOnly ? Feed.unreadNotMuted : Feed.notMuted
         var request = RecordRequest<Feed>(predicate: predicate, sortBy: sort, batchSize: batchSize)
         let text = filter.trimmingCharacters(in: .whitespaces)
         if !text.isEmpty { request.search = TextSearch(text, matchingPrefixes: true) }
@@ -165,6 +168,8 @@ extension RecordRequest where R == Feed {
 extension Feed {
     /// The items whose source is not muted, and those without a source.
     static let notMuted = #Predicate<Feed> { $0.source.muted != true }
+    /// The unread items whose source is not muted (and those without a source).
+    static let unreadNotMuted = #Predicate<Feed> { $0.isRead == false && $0.source.muted != true }
     /// The starred items whose source is not muted.
     static let starredNotMuted = #Predicate<Feed> { $0.starred == true && $0.source.muted != true }
 }

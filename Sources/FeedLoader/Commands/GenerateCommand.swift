@@ -82,6 +82,10 @@ struct GenerateCommand: AsyncParsableCommand {
     /// many rows behind when the next transaction trims the log, so it may fall five
     /// transactions behind under load and still animate; and transactions it follows
     /// together stay one change set under the 50,000 rows past which a list reloads.
+    /// Whether the generated item at `index` (0 the newest) is read: two in three are, as
+    /// a reader leaves some unread (`u` shows the third that is not).
+    static func isRead(index: Int) -> Bool { index % 3 != 0 }
+
     static func insert(
         _ generator: FeedGenerator, count: Int, chunk: Int = defaultChunk, into store: Store,
         progress: @MainActor (Int) -> Void
@@ -94,10 +98,11 @@ struct GenerateCommand: AsyncParsableCommand {
             let items = await pending.value
             let start = done + items.count
             next = start < count ? Task.detached { generator.items(start..<min(start + chunk, count)) } : nil
-            try await store.write { tx in
+            try await store.write { [done] tx in
                 let sources = try FeedImporter.sources(for: items, in: tx)
-                for item in items {
+                for (offset, item) in items.enumerated() {
                     var record = Feed(item, source: sources[item.source] ?? ToOne())
+                    record.isRead = Self.isRead(index: done + offset)
                     try tx.insert(&record)
                 }
             }

@@ -30,6 +30,9 @@ struct Feed: PersistentRecord, Equatable {
     /// The place of a starred item in the reader's own order (model version 5): the starred
     /// view sorts by it, and its keys move items as a drag would (`moveObject(at:to:)`).
     var starOrder = 0
+    /// Whether the reader has read the item (model version 6): set when its detail is left;
+    /// `u` shows the unread items only, through the index `(isRead, published)`.
+    var isRead = false
 
     static let entity = EntityDescription<Feed>(
         "feed",
@@ -48,11 +51,15 @@ struct Feed: PersistentRecord, Equatable {
             AttributeDescription(\.undated, defaultValue: false),
             // Model version 5: 0 for items stored before it; the step orders the starred ones.
             AttributeDescription(\.starOrder, indexed: true, defaultValue: 0),
+            // Model version 6: items stored before it are unread.
+            AttributeDescription(\.isRead, defaultValue: false),
         ],
         relationships: [
             // Model version 4: filled by the migration step `Feed.sourcesStep`.
             .toOne(\.source, column: "source_id")
-        ])
+        ],
+        // Model version 6: the unread items newest first, read from the index alone.
+        indexes: [IndexDescription([\.isRead, \.published])])
 
     init() {}
 
@@ -160,10 +167,11 @@ extension Feed {
     /// | 3 | `feed.guid` (null) and `feed.undated` (false) for the items already stored |
     /// | 4 | `source`, and `feed.source_id`: a source per distinct `feed.source`, each item pointing to its own |
     /// | 5 | `feed.starOrder` (indexed): the starred items in their order, newest first, 2²⁰ apart; 0 for the others |
+    /// | 6 | `feed.isRead`, false for the items already stored, and the index `(isRead, published)` |
     ///
     /// Opening a database of an older version migrates it (one transaction, every item
     /// kept); one of a newer version is refused and left as it is.
-    static let model = StoreModel(version: 5, records: recordTypes, steps: [sourcesStep, starOrderStep])
+    static let model = StoreModel(version: 6, records: recordTypes, steps: [sourcesStep, starOrderStep])
 
     /// The gap between neighbours of the starred order (Folio's own, for lists ordered by hand).
     static let starOrderSpacing = 1 << 20
