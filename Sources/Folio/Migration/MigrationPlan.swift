@@ -27,6 +27,10 @@ struct MigrationPlan: Sendable {
         var needsRebuild: Bool
         /// `id`, or `rowid` for a table made elsewhere without an `id` column.
         var rowIDColumn: String
+        /// Added non-optional columns whose declared default SQLite can hold as the column's
+        /// `DEFAULT` (column name → SQL literal): added `NOT NULL DEFAULT` that value, which
+        /// every existing row reads at once (no `UPDATE` of the rows, no rebuild).
+        var addedDefaults: [String: String] = [:]
         /// The table as the custom steps left it (``MigrationPlan/refreshed(_:)``), when they ran.
         var current: FileTable?
 
@@ -34,6 +38,14 @@ struct MigrationPlan: Sendable {
         /// one whose name changed case only (SQLite would not mind, but Folio's records,
         /// indexes and triggers are named after the entity exactly).
         var renamedFrom: String? { file.name == entity.name ? nil : file.name }
+
+        /// Whether the only change to the table's columns is columns added (no rename, no
+        /// removal, no rebuild) and none of them a folded key: its folded keys and full-text
+        /// index stay as they are, with their triggers, which name none of the added columns.
+        var keepsFoldedKeys: Bool {
+            renamedFrom == nil && columnRenames.isEmpty && removed.isEmpty && !needsRebuild
+                && !added.contains { ColumnSchema.isFoldedKeyColumn($0.name) }
+        }
 
         /// Whether anything about the table changes, its recorded description included.
         var changes: Bool {
@@ -140,6 +152,7 @@ struct MigrationPlan: Sendable {
         var required: [ColumnSchema] = []
         var filled: [ColumnSchema] = []
         var nullabilityChanges = false
+        var addedDefaults: [String: String] = [:]
         for column in entity.schema.storedColumns {
             let found: FileTable.Column
             if let same = file.column(named: column.name) {
@@ -151,6 +164,12 @@ struct MigrationPlan: Sendable {
                 renames.append((previous.name, column.name))
             } else {
                 added.append(column)
+                if !column.isOptional, let value = entity.defaults[column.name],
+                    let literal = SQLBuilder.defaultLiteral(value)
+                {
+                    addedDefaults[column.name] = literal
+                    continue
+                }
                 if !column.isOptional { required.append(column) }
                 if entity.defaults[column.name] != nil { filled.append(column) }
                 continue
@@ -195,7 +214,8 @@ struct MigrationPlan: Sendable {
         }
         return TableMigration(
             entity: entity, file: file, columnRenames: renames, added: added, removed: removed, required: required,
-            filled: filled, needsRebuild: needsRebuild, rowIDColumn: file.hasRowIDColumn ? "id" : "rowid", current: nil)
+            filled: filled, needsRebuild: needsRebuild, rowIDColumn: file.hasRowIDColumn ? "id" : "rowid",
+            addedDefaults: addedDefaults, current: nil)
     }
 
     /// The plan for the contract phase, worked out again from the file as the custom steps

@@ -57,8 +57,8 @@ enum Migrator {
 
     static func migrate(_ db: Database, _ plan: MigrationPlan, _ model: DeclaredModel, _ guardian: CommitGuard) throws {
         let broken = Set(try compileFailures(db).map(\.key))
-        try expand(db, plan)
         let steps = try pendingSteps(db, model)
+        try expand(db, plan, stepsPending: !steps.isEmpty)
         for step in steps {
             try run(step, db, guardian)
             try record(step, model, db)
@@ -69,7 +69,7 @@ enum Migrator {
         let tables = plan.tables.flatMap { [$0.file.name, $0.entity.name] } + plan.removedEntities.map(\.name)
         try DeleteRuleTriggers.drop(on: Set(tables), model, db)
         // Steps may have changed the tables: the contract phase starts from what they left.
-        try contract(db, steps.isEmpty ? plan : plan.refreshed(db), model)
+        try contract(db, steps.isEmpty ? plan : plan.refreshed(db), model, stepsRan: !steps.isEmpty)
         try checkSchemaCompiles(db, before: broken)
     }
 
@@ -114,11 +114,14 @@ enum Migrator {
         return failures
     }
 
-    private static func expand(_ db: Database, _ plan: MigrationPlan) throws {
+    private static func expand(_ db: Database, _ plan: MigrationPlan, stepsPending: Bool) throws {
         // Folio's triggers and full-text index derived from folded attributes name the
         // table, its old name and its columns: dropped here, made again for the declared
         // entity once the table has its final shape (``SchemaCheck``, ``FoldedKeys``).
-        for table in plan.tables where table.changes {
+        // A table that only gains columns, none of them folded keys, with no custom step to
+        // run (which may change anything), keeps them: its keys, index and their triggers
+        // stay right (making the index of a table of millions of rows again takes minutes).
+        for table in plan.tables where table.changes && (stepsPending || !table.keepsFoldedKeys) {
             for name in Set([table.file.name, table.entity.name]) { try FoldedKeys.dropDerivedObjects(table: name, db) }
         }
         for table in plan.removedEntities {
@@ -155,7 +158,11 @@ enum Migrator {
             }
             for column in table.added {
                 try refusingOthersObjects(entity: name, "adding the column '\(column.name)'") {
-                    try db.execute(sql: SQLBuilder.addColumn(column, to: name))
+                    if let literal = table.addedDefaults[column.name] {
+                        try db.execute(sql: SQLBuilder.addColumn(column, to: name, notNullDefault: literal))
+                    } else {
+                        try db.execute(sql: SQLBuilder.addColumn(column, to: name))
+                    }
                 }
             }
         }
@@ -174,7 +181,7 @@ enum Migrator {
         }
     }
 
-    private static func contract(_ db: Database, _ plan: MigrationPlan, _ model: DeclaredModel) throws {
+    private static func contract(_ db: Database, _ plan: MigrationPlan, _ model: DeclaredModel, stepsRan: Bool) throws {
         for table in plan.tables {
             let name = table.entity.name
             for column in table.filled {
@@ -234,7 +241,7 @@ enum Migrator {
         }
         // Keys of added folded attributes, and of rows a custom step wrote: all computed
         // again (``SchemaCheck`` then makes the full-text index from them).
-        for table in plan.tables where table.changes {
+        for table in plan.tables where table.changes && !(table.keepsFoldedKeys && !stepsRan) {
             try FoldedKeys.refold(table.entity.schema, db)
         }
         for table in plan.tables where table.changes {

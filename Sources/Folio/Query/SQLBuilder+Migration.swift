@@ -75,6 +75,35 @@ extension SQLBuilder {
         "ALTER TABLE \(quote(table)) ADD COLUMN \(quote(column.name)) \(column.type.sqlType)"
     }
 
+    /// A non-optional added attribute's column with its declared default as the column's
+    /// `DEFAULT` (``defaultLiteral(_:)``): SQLite records it in the schema only, and every
+    /// existing row reads it at once, whatever the table's size.
+    static func addColumn(_ column: ColumnSchema, to table: String, notNullDefault literal: String) -> String {
+        "ALTER TABLE \(quote(table)) ADD COLUMN \(quote(column.name)) \(column.type.sqlType) NOT NULL DEFAULT \(literal)"
+    }
+
+    /// A value as the SQL literal of a column's `DEFAULT` — the one place a value is written
+    /// into SQL rather than bound, as DDL takes no parameters: integers, finite reals (as
+    /// Swift prints them, which reads back as the same double), text without NUL (quotes
+    /// doubled), blobs (`X'…'`). `nil` for anything else (NULL, ±∞, NaN, -0.0, text with
+    /// NUL), which the migration fills row by row instead.
+    static func defaultLiteral(_ value: DatabaseValue) -> String? {
+        switch value.storage {
+        case .int64(let n): return String(n)
+        case .double(let d):
+            guard d.isFinite, !(d == 0 && d.sign == .minus) else { return nil }
+            let text = "\(d)"
+            guard Double(text) == d, text.allSatisfy({ "0123456789.-+e".contains($0) }) else { return nil }
+            return text
+        case .string(let text):
+            guard !text.utf8.contains(0) else { return nil }
+            return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+        case .blob(let data):
+            return "X'" + data.map { String(format: "%02X", $0) }.joined() + "'"
+        case .null: return nil
+        }
+    }
+
     static func dropTable(_ table: String) -> String { "DROP TABLE \(quote(table))" }
     static func dropIndex(_ name: String) -> String { "DROP INDEX \(quote(name))" }
     static func countRows(_ table: String) -> String { "SELECT count(*) FROM \(quote(table))" }

@@ -78,8 +78,14 @@ struct LightweightMigrationTests {
         #expect(notes.allSatisfy { $0.rank == 7 })
         #expect(notes.map(\.body) == (0..<30).map { $0 % 3 == 0 ? nil : "body \($0)" })
         try store.close()
-        #expect(try rootPage("note") != root, "NOT NULL is applied by a rebuild")
-        #expect(try fileSchema(path) == freshSchema(2, [NoteWithRank.self]))
+        #expect(try rootPage("note") == root, "added NOT NULL DEFAULT 7: no rebuild, no row written")
+        let fresh = try freshSchema(2, [NoteWithRank.self]).map {
+            $0.replacingOccurrences(of: "\"rank\" INTEGER NOT NULL)", with: "\"rank\" INTEGER NOT NULL DEFAULT 7)")
+        }
+        #expect(try fileSchema(path) == fresh)
+        // Another program inserting without the column gets the default, not an error.
+        _ = try sqlite3Shell(path, "INSERT INTO note (title, body, score) VALUES ('shell', NULL, 99);")
+        #expect(try fileValue(path, "SELECT rank FROM note WHERE title = 'shell'") == 7)
     }
 
     @Test func aRequiredAttributeAddedWithoutADefaultIsRefusedWhenRowsExist() throws {
