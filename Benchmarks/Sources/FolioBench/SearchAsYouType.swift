@@ -112,7 +112,7 @@ extension Bench {
         log("search as you type (\(filter.id)): each keystroke's first screen against SQLite's own LIMIT \(Self.screenRows)")
         let keys = filter.keystrokes
         var folio = [String: Samples](), baseline = [String: Samples](), matches = [String: Int]()
-        var incomplete = [String: Int]()
+        var incomplete = [String: Int](), walked = [String: Int]()
         for rep in 0...repetitions {
             let (c, _) = try await typedController(filter, store: store)
             for text in keys {
@@ -121,10 +121,12 @@ extension Bench {
                 let expected = try sqlite.firstIDs(sql, arguments)
                 let baselineLap = baselineWatch.lap()
 
+                let walksBefore = store.diagnostics.counters.searchWalks
                 let watch = Stopwatch()
                 try c.setRequest(filter.request(text))
                 let (records, _) = Self.firstScreen(of: c, rows: Self.screenRows)
                 let lap = watch.lap()
+                if rep > 0, store.diagnostics.counters.searchWalks > walksBefore { walked[text, default: 0] += 1 }
                 if rep > 0, !c.isComplete { incomplete[text, default: 0] += 1 }
                 guard records.map({ $0.id?.rawValue }) == expected else {
                     throw BenchError.wrongResults(
@@ -158,7 +160,10 @@ extension Bench {
                     samples: folio[text]!, baseline: (baselineID, baseline[text]!), target: filter.target,
                     check: { $0.median <= filter.milliseconds || ($0.ratio ?? .infinity) <= Targets.firstScreenRatio },
                     detail: "\(Report.count(matches[text] ?? 0)) of \(Report.count(rows)) rows match; "
-                        + "\(incomplete[text] ?? 0) of \(folio[text]!.count) keystrokes returned with a first screen; "
+                        + "\(incomplete[text] ?? 0) of \(folio[text]!.count) keystrokes returned with a first screen"
+                        + (filter.id == "text"
+                            ? " (\(walked[text] ?? 0) read by walking the date index for the matches, Diagnostics.searchWalks); "
+                            : "; ")
                         + (text == keys[0] ? "SQLite's plan: \(plan)" : "")))
         }
     }

@@ -41,6 +41,13 @@ public final class Diagnostics: Sendable {
         /// fetch, a request change or the controller going away cancelled, counted as each
         /// read ends (see `FetchedResultsController.isComplete`).
         public var completionsCancelled = 0
+        /// First screens of a full-text search read by walking the list's sort order and
+        /// keeping the rows the search matches, instead of sorting every match (see
+        /// <doc:SearchingAndSortingText>).
+        public var searchWalks = 0
+        /// Such walks given up for the usual plan: the sort order's first rows matched too
+        /// rarely for a first screen within a budget proportional to the matches.
+        public var searchWalksAbandoned = 0
         /// Rows of the change log read: the rows other processes' commits and the store's
         /// own changed, as the log tells them (see <doc:StoresAndFiles>).
         public var changeLogRowsRead = 0

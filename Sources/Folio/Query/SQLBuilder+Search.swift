@@ -181,6 +181,13 @@ extension SQLBuilder {
         return SQLFragment("(\(quote("id")) IN (SELECT rowid FROM \(fts) WHERE \(fts) MATCH ?))", [query.databaseValue])
     }
 
+    /// The rows the full-text query matches, in ascending rowid order (FTS5 reads its index
+    /// in that order: no sort): the same rows as ``searchFilter(table:query:)``'s subquery.
+    static func searchMatches(table: String, query: String) -> SQLFragment {
+        let fts = quote(searchTable(table))
+        return SQLFragment("SELECT rowid FROM \(fts) WHERE \(fts) MATCH ? ORDER BY rowid", [query.databaseValue])
+    }
+
     /// A text placeholder for arbitrary bytes (a prefix's upper bound need not be UTF-8).
     static func textPlaceholder(bytes: [UInt8]) -> SQLFragment {
         SQLFragment("CAST(? AS TEXT)", [Data(bytes).databaseValue])

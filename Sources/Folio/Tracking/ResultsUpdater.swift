@@ -67,6 +67,9 @@ struct ResultsUpdater: Sendable {
     func scan(_ db: Database, until rule: FirstScreenRule?, progress: ((Int) throws -> Void)? = nil) throws -> (
         state: ResultsState, complete: Bool
     ) {
+        if let rule, let walked = try SearchWalk.run(db, query, section: section, diagnostics: diagnostics, until: rule) {
+            return (ResultsState(ids: walked.ids, runs: walked.runs, sectioned: section != nil), walked.complete)
+        }
         let scanned = try IdentifierScan.run(
             db, SQLBuilder.identifiers(query, section: section?.fragment, windowed: false), section: section,
             diagnostics: diagnostics, until: rule, progress: progress)
