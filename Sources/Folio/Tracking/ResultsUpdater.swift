@@ -68,8 +68,7 @@ struct ResultsUpdater: Sendable {
         state: ResultsState, complete: Bool
     ) {
         let scanned = try IdentifierScan.run(
-            db, SQLBuilder.identifiers(query, section: section?.fragment, windowed: false), section: section,
-            diagnostics: diagnostics, until: rule, progress: progress)
+            db, query: query, section: section, diagnostics: diagnostics, until: rule, progress: progress)
         return (ResultsState(ids: scanned.ids, runs: scanned.runs, sectioned: section != nil), scanned.complete)
     }
 
