@@ -79,12 +79,16 @@ enum IdentifierScan {
         progress: ((Int) throws -> Void)? = nil
     ) throws -> Scanned {
         if let section, diagnostics.seeksSectionBoundaries, let seek = SectionBoundarySeek(query: query, section: section),
-            try seek.isIndexed(db)
+            let plan = try seek.indexedPlan(db)
         {
             do {
-                return try run(
+                let scanned = try run(
                     db, SQLBuilder.identifiers(query, windowed: false), boundaries: seek, diagnostics: diagnostics,
                     until: rule, progressInterval: progressInterval, progress: progress)
+                if diagnostics.logsQueryPlans {
+                    diagnostics.note("SECTION BOUNDARIES: \(scanned.runs.count) sections by index seeks: \(plan.summary)")
+                }
+                return scanned
             } catch is SeekMismatch {
                 diagnostics.note("-- section boundary seeks disagreed with the scan; reading every row's section value")
             }

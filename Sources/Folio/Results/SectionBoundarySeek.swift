@@ -8,7 +8,7 @@ import GRDBSQLite
 ///
 /// It applies when the section key is the request's first sort key itself — day sections
 /// of the sorted date, attribute sections of the sorted attribute, on the entity's own
-/// column — and SQLite answers the seek with a range on an index (``isIndexed(_:)``).
+/// column — and SQLite answers the seek with a range on an index (``indexedPlan(_:)``).
 /// Once a section starts at a row whose key is `k`, the first row of the next section is
 /// the first row of the results whose key is past every key of `k`'s section: one
 /// `LIMIT 1` query (``SQLBuilder/sectionBoundary(_:column:condition:)``) with the request's
@@ -49,17 +49,20 @@ struct SectionBoundarySeek {
         self.descending = first.descending
     }
 
-    /// Whether SQLite answers a seek with a range on an index, in the request's order (no
-    /// sort of its own): then a seek costs O(log n) plus the rows the filter skips past the
-    /// boundary, rows the scan reads anyway. Otherwise each seek could read the whole table.
-    func isIndexed(_ db: Database) throws -> Bool {
+    /// The plan of a seek when SQLite answers it with a range on an index, in the request's
+    /// order (no sort of its own): then a seek costs O(log n) plus the rows the filter skips
+    /// past the boundary, rows the scan reads anyway. `nil` otherwise: each seek could read
+    /// the whole table, and the scan reads every row's section value instead.
+    func indexedPlan(_ db: Database) throws -> QueryPlan? {
         let bound = SQLFragment("?", [0.databaseValue])
         let fragment = SQLBuilder.sectionBoundary(
             query, column: column, condition: descending ? .below(bound) : .above(bound))
         let plan = try QueryPlan.read(db, fragment)
         let range = "\(column)\(descending ? "<" : ">")?"
-        return !plan.sortsResults
-            && plan.steps.contains { $0.detail.hasPrefix("SEARCH ") && $0.detail.contains("INDEX") && $0.detail.contains(range) }
+        let seeks = plan.steps.contains {
+            $0.detail.hasPrefix("SEARCH ") && $0.detail.contains("INDEX") && $0.detail.contains(range)
+        }
+        return seeks && !plan.sortsResults ? plan : nil
     }
 
     /// The first row of the results (`after` nil), or of the section after the one whose

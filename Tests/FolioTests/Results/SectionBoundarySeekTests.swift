@@ -280,6 +280,25 @@ func seedSeekItems(_ store: Store, count: Int = 400, extremes withExtremes: Bool
     }
 }
 
+extension SectionBoundarySeekTests {
+    /// With query plans in the SQL log, a sectioned scan says it found its sections by seeks,
+    /// and the seek's plan: a range on the index.
+    @Test func theQueryPlanLogSaysTheSectionsCameFromSeeks() throws {
+        let store = try Store.temporary(records: [SeekItem.self])
+        try seedSeekItems(store, count: 50, extremes: false)
+        let lines = Locked<[String]>([])
+        store.diagnostics.logSQL(queryPlans: true) { line in lines.withLock { $0.append(line) } }
+        let request = RecordRequest<SeekItem>(sortBy: [SortDescriptor(\.stamp, order: .reverse)])
+        let seek = try seekScan(store, request, .day(\.stamp), seeks: true)
+        let note = lines.withLock { $0 }.first { $0.hasPrefix("SECTION BOUNDARIES: ") }
+        #expect(note?.hasPrefix("SECTION BOUNDARIES: \(seek.runs.count) sections by index seeks: SEARCH seekItem USING") == true)
+        #expect(note?.contains("(stamp<?)") == true)
+        lines.withLock { $0 = [] }
+        _ = try seekScan(store, request, .day(\.stamp), seeks: false)
+        #expect(!lines.withLock { $0 }.contains { $0.hasPrefix("SECTION BOUNDARIES: ") })
+    }
+}
+
 /// Follows a controller of ``SeekItem``s: the changes it delivered and any error.
 @MainActor
 final class SeekRecorder: FetchedResultsControllerDelegate {
