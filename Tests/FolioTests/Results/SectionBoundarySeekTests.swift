@@ -384,3 +384,68 @@ final class SeekRecorder: FetchedResultsControllerDelegate {
         #expect(!recorder.changeSets.isEmpty)
     }
 }
+
+/// A record whose date is indexed only after its flag: `(flag, stamp)`, which SQLite reads
+/// forwards or backwards (with the rowid) for either order of a list of one flag.
+struct SeekFlagItem: PersistentRecord {
+    var id: RecordID?
+    var flag = false
+    var stamp = Date(timeIntervalSince1970: 0)
+
+    static let entity = EntityDescription<SeekFlagItem>(
+        "seekFlagItem",
+        [AttributeDescription(\.flag), AttributeDescription(\.stamp)],
+        indexes: [IndexDescription([.key(\.flag), .key(\.stamp)])])
+
+    init() {}
+}
+
+extension SectionBoundarySeekTests {
+    /// A filtered list seeks along the compound index that starts with its filter; the
+    /// unfiltered list has no index in its order, so it reads every row's value.
+    @Test(arguments: [false, true])
+    func aCompoundIndexAfterTheFilterIsSought(descending: Bool) throws {
+        let store = try Store.temporary(records: [SeekFlagItem.self])
+        try store.write { tx in
+            for i in 0..<2_000 {
+                var item = SeekFlagItem()
+                item.flag = i % 3 != 0
+                item.stamp = Date(timeIntervalSince1970: Double((i * 7_919) % 2_000) * 4_000 - 3_000_000)
+                try tx.insert(&item)
+            }
+        }
+        let lines = Locked<[String]>([])
+        store.diagnostics.logSQL(queryPlans: true) { line in lines.withLock { $0.append(line) } }
+        let order: SortOrder = descending ? .reverse : .forward
+        let zone = TimeZone(secondsFromGMT: -18_000)!
+        let filtered = RecordRequest<SeekFlagItem>(
+            predicate: #Predicate { $0.flag == true }, sortBy: [SortDescriptor(\.stamp, order: order)])
+        func scan(_ request: RecordRequest<SeekFlagItem>, seeks: Bool) throws -> (ids: [Int64], runs: [String], seeks: Int) {
+            let query = try request.compile(requireSort: true)
+            let key = SectionKey<SeekFlagItem>.day(\.stamp, timeZone: zone)
+            let updater = ResultsUpdater(
+                query: query, section: key.expression(source: try key.source(under: query), table: query.table),
+                diagnostics: store.diagnostics)
+            store.diagnostics.seeksSectionBoundaries = seeks
+            defer { store.diagnostics.seeksSectionBoundaries = true }
+            let before = store.diagnostics.counters.sectionBoundarySeeks
+            let state = try store.readSync { db in try updater.scan(db) }
+            return (
+                Array(state.ids), state.runs.map { "\($0.value)×\($0.count)" },
+                store.diagnostics.counters.sectionBoundarySeeks - before
+            )
+        }
+        let seek = try scan(filtered, seeks: true)
+        let rowByRow = try scan(filtered, seeks: false)
+        #expect(seek.ids == rowByRow.ids && seek.ids.count == 1_333)
+        #expect(seek.runs == rowByRow.runs && seek.runs.count > 80)
+        #expect(seek.seeks > seek.runs.count && rowByRow.seeks == 0)
+        let note = lines.withLock { $0 }.first { $0.hasPrefix("SECTION BOUNDARIES: ") }
+        #expect(note?.contains("(flag=? AND stamp\(descending ? "<" : ">")?)") == true, "\(note ?? "")")
+        let unfiltered = RecordRequest<SeekFlagItem>(sortBy: [SortDescriptor(\.stamp, order: order)])
+        let all = try scan(unfiltered, seeks: true)
+        #expect(all.seeks == 0)
+        let allRowByRow = try scan(unfiltered, seeks: false)
+        #expect(all.ids.count == 2_000 && all.runs == allRowByRow.runs)
+    }
+}
