@@ -8,7 +8,8 @@ import GRDBSQLite
 ///
 /// It applies when the section key is the request's first sort key itself — day sections
 /// of the sorted date, attribute sections of the sorted attribute, on the entity's own
-/// column — and SQLite answers the seek with a range on an index (``indexedPlan(_:)``).
+/// column — and SQLite answers the seek from a covering index with a range on the key
+/// (``indexedPlan(_:)``).
 /// Once a section starts at a row whose key is `k`, the first row of the next section is
 /// the first row of the results whose key is past every key of `k`'s section: one
 /// `LIMIT 1` query (``SQLBuilder/sectionBoundary(_:column:condition:)``) with the request's
@@ -49,20 +50,24 @@ struct SectionBoundarySeek {
         self.descending = first.descending
     }
 
-    /// The plan of a seek when SQLite answers it with a range on an index, in the request's
-    /// order (no sort of its own): then a seek costs O(log n) plus the rows the filter skips
-    /// past the boundary, rows the scan reads anyway. `nil` otherwise: each seek could read
-    /// the whole table, and the scan reads every row's section value instead.
+    /// The plan of a seek when SQLite answers it from a covering index, with a range on the
+    /// key, in the request's order (no sort of its own): then a seek costs O(log n) plus the
+    /// index entries the filter skips past the boundary. `nil` otherwise, and the scan reads
+    /// every row's section value instead: without an index each seek could read the whole
+    /// table, and with a filter the index does not hold (a table lookup per row) each seek
+    /// would look up again the rows up to its section's first match — with a selective
+    /// filter, every row the scan itself looks up.
     func indexedPlan(_ db: Database) throws -> QueryPlan? {
         let bound = SQLFragment("?", [0.databaseValue])
         let fragment = SQLBuilder.sectionBoundary(
             query, column: column, condition: descending ? .below(bound) : .above(bound))
         let plan = try QueryPlan.read(db, fragment)
-        let range = "\(column)\(descending ? "<" : ">")?"
+        let range = "\(column)\(descending ? "<" : ">")?)"
         let seeks = plan.steps.contains {
-            $0.detail.hasPrefix("SEARCH ") && $0.detail.contains("INDEX") && $0.detail.contains(range)
+            $0.detail.hasPrefix("SEARCH ") && $0.detail.contains(" USING COVERING INDEX ")
+                && ($0.detail.hasSuffix("(" + range) || $0.detail.hasSuffix(" " + range))
         }
-        return seeks && !plan.sortsResults ? plan : nil
+        return seeks && plan.steps.count == 1 ? plan : nil
     }
 
     /// The first row of the results (`after` nil), or of the section after the one whose

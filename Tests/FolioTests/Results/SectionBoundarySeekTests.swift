@@ -23,6 +23,11 @@ struct SeekItem: PersistentRecord {
             AttributeDescription(\.label, indexed: true),
             AttributeDescription(\.flag),
             AttributeDescription(\.loose),
+        ],
+        // A filter on the flag seeks along these (covering) indexes.
+        indexes: [
+            IndexDescription([.key(\.flag), .key(\.stamp)]), IndexDescription([.key(\.flag), .key(\.maybeStamp)]),
+            IndexDescription([.key(\.flag), .key(\.bucket)]), IndexDescription([.key(\.flag), .key(\.label)]),
         ])
 
     init() {}
@@ -215,8 +220,9 @@ func seedSeekItems(_ store: Store, count: Int = 400, extremes withExtremes: Bool
         }
     }
 
-    /// Keys the seeks cannot follow exactly read every row's value: a column with no index,
-    /// first letters, a `.computed` key; the sections are the same.
+    /// Keys the seeks cannot follow read every row's value: a column with no index, first
+    /// letters, a `.computed` key, a filter the sort's index does not hold (each seek would
+    /// look rows up in the table); the sections are the same.
     @Test(arguments: [false, true])
     func keysWithoutAnIndexedRangeReadEveryRow(extremes: Bool) throws {
         let store = try Store.temporary(records: [SeekItem.self])
@@ -224,6 +230,10 @@ func seedSeekItems(_ store: Store, count: Int = 400, extremes withExtremes: Bool
         var cases: [(RecordRequest<SeekItem>, SectionKey<SeekItem>)] = [
             (RecordRequest(sortBy: [SortDescriptor(\.loose, order: .reverse)]), .day(\.loose)),
             (RecordRequest(sortBy: [SortDescriptor(\.label)]), .firstLetter(\.label)),
+            (
+                RecordRequest(predicate: #Predicate { $0.bucket == 2 }, sortBy: [SortDescriptor(\.stamp, order: .reverse)]),
+                .day(\.stamp)
+            ),
         ]
         if !extremes {
             // (A real in the integer column would be a NULL section among the others.)
