@@ -59,6 +59,11 @@ public final class Diagnostics: Sendable {
         /// each costs one `PRAGMA data_version`, and a read of the change log only when
         /// another connection committed (see ``Store/externalChangeDetection``).
         public var fileNotifications = 0
+        /// Queries that found where a section begins by seeking the sort index (one per
+        /// section read, plus one for the list's first row), in identifier scans of lists
+        /// whose section key is the first sort key on an index: such a scan steps the
+        /// identifiers alone, as an unsectioned one does (see <doc:SectionsAndCaches>).
+        public var sectionBoundarySeeks = 0
 
         /// The counters as one line of text.
         public var description: String {
@@ -72,6 +77,7 @@ public final class Diagnostics: Sendable {
         var sink: (@Sendable (String) -> Void)?
         var expanded = false
         var queryPlans = false
+        var seeksSectionBoundaries = true
     }
 
     private let state: Locked<State>
@@ -134,6 +140,14 @@ public final class Diagnostics: Sendable {
     }
 
     func count(_ update: (inout Counters) -> Void) { state.withLock { update(&$0.counters) } }
+
+    /// Whether identifier scans may find section boundaries by seeks
+    /// (``Counters/sectionBoundarySeeks``); tests switch it off to compare with the scan
+    /// that reads every row's section value.
+    var seeksSectionBoundaries: Bool {
+        get { state.withLock { $0.seeksSectionBoundaries } }
+        set { state.withLock { $0.seeksSectionBoundaries = newValue } }
+    }
 
     /// Why the live lists last rescanned because the change log could not tell which rows
     /// changed (say, "the change log was trimmed past this store's progress …"), `nil` if

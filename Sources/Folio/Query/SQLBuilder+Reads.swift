@@ -196,3 +196,49 @@ extension SQLBuilder {
                 + " WHEN typeof(\(value)) = 'blob' THEN coalesce(substr(\(value), 1, 1), x'') ELSE \(value) END")
     }
 }
+
+// MARK: Section boundaries
+
+/// Where the first row of the next section is, relative to the current section's key
+/// (``SQLBuilder/sectionBoundary(_:column:condition:)``).
+enum SectionBoundaryCondition: Sendable {
+    /// The results' first row.
+    case first
+    /// The first row whose key is less than the bound (a descending sort).
+    case below(SQLFragment)
+    /// The first row whose key is greater than the bound (an ascending sort).
+    case above(SQLFragment)
+    /// The first row whose key is NULL (after every value, descending).
+    case null
+    /// The first row whose key is not NULL (after the NULLs, ascending).
+    case notNull
+}
+
+extension SQLBuilder {
+    /// The identifier and the sort key of the first row of the results past a section
+    /// boundary: the request's own filter and order with one more condition on its first
+    /// sort key `column`, `LIMIT 1`. On an index that starts with the key (after any
+    /// equality the filter puts on columns before it) SQLite seeks to the boundary, so a
+    /// section costs O(log n), whatever its size.
+    static func sectionBoundary(_ q: CompiledQuery, column: String, condition: SectionBoundaryCondition) -> SQLFragment {
+        let key = quote(column)
+        let extra: SQLFragment? =
+            switch condition {
+            case .first: nil
+            case .below(let bound): SQLFragment("\(key) < \(bound.sql)", bound.arguments)
+            case .above(let bound): SQLFragment("\(key) > \(bound.sql)", bound.arguments)
+            case .null: SQLFragment("\(key) IS NULL")
+            case .notNull: SQLFragment("\(key) IS NOT NULL")
+            }
+        let (whereSQL, whereArgs) = whereClause(q, extra: extra?.sql)
+        return SQLFragment(
+            "SELECT \(quote("id")), \(key) FROM \(quote(q.table))\(whereSQL)\(orderBy(q)) LIMIT 1",
+            (extra?.arguments ?? []) + whereArgs)
+    }
+
+    /// A bound value exactly as stored: text as its bytes (`CAST(? AS TEXT)` of a blob, so
+    /// that bytes that are not UTF-8, or a NUL, survive), any other value as `?`.
+    static func exactPlaceholder(text bytes: [UInt8]) -> SQLFragment {
+        SQLFragment("CAST(? AS TEXT)", [Data(bytes).databaseValue])
+    }
+}

@@ -60,14 +60,123 @@ enum IdentifierScan {
                 return clock?.isDue(rows: rows, sqlite) ?? false
             })
         if complete, let progress { try progress(rows) }
+        try notePlan(db, fragment, diagnostics: diagnostics)
+        if !complete { diagnostics.count { $0.firstScreens += 1 } }
+        return Scanned(ids: builder.finish(), runs: try sections?.finish() ?? [], complete: complete)
+    }
+
+    /// The identifiers and sections of `query` (unwindowed) sectioned by `section`: by
+    /// seeking each section's first row (``SectionBoundarySeek``) when the section key is
+    /// the first sort key on an index and the store allows it
+    /// (``Diagnostics/seeksSectionBoundaries``), reading each row's section value otherwise.
+    static func run(
+        _ db: Database,
+        query: CompiledQuery,
+        section: SectionExpression?,
+        diagnostics: Diagnostics,
+        until rule: FirstScreenRule?,
+        progressInterval: Int = 4096,
+        progress: ((Int) throws -> Void)? = nil
+    ) throws -> Scanned {
+        if let section, diagnostics.seeksSectionBoundaries, let seek = SectionBoundarySeek(query: query, section: section),
+            let plan = try seek.indexedPlan(db)
+        {
+            do {
+                let scanned = try run(
+                    db, SQLBuilder.identifiers(query, windowed: false), boundaries: seek, diagnostics: diagnostics,
+                    until: rule, progressInterval: progressInterval, progress: progress)
+                if diagnostics.logsQueryPlans {
+                    diagnostics.note("SECTION BOUNDARIES: \(scanned.runs.count) sections by index seeks: \(plan.summary)")
+                }
+                return scanned
+            } catch is SeekMismatch {
+                diagnostics.note("-- section boundary seeks disagreed with the scan; reading every row's section value")
+            }
+        }
+        return try run(
+            db, SQLBuilder.identifiers(query, section: section?.fragment, windowed: false), section: section,
+            diagnostics: diagnostics, until: rule, progressInterval: progressInterval, progress: progress)
+    }
+
+    /// Steps the identifiers alone (`fragment` reads one column), and starts a section where
+    /// the identifier is the one `boundaries` found for the next section: one integer
+    /// comparison a row, one seek a section, each made when the scan reaches the section
+    /// before it (so a first screen seeks only the sections it shows, plus one). The seeks
+    /// run while the scan's statement is stepping, so they read the same snapshot.
+    private static func run(
+        _ db: Database,
+        _ fragment: SQLFragment,
+        boundaries: SectionBoundarySeek,
+        diagnostics: Diagnostics,
+        until rule: FirstScreenRule?,
+        progressInterval: Int,
+        progress: ((Int) throws -> Void)?
+    ) throws -> Scanned {
+        let statement = try db.cachedStatement(sql: fragment.sql)
+        try statement.setArguments(fragment.statementArguments)
+        diagnostics.count { $0.identifierScans += 1 }
+        var builder = IdentifierList.Builder()
+        var runs: [SectionRun] = []
+        var current: SQLiteValue?
+        var count = 0
+        var rows = 0
+        var seeks = 0
+        // The first row of the next section and its key (set at the first row), `nil` when
+        // no section follows.
+        var nextID: Int64?
+        var nextKey = SQLiteValue.null
+        let clock = rule.map { FirstScreenRule.Clock($0) }
+        let complete = try statement.stepRows(
+            in: db,
+            stoppingWhen: { sqlite -> Bool in
+                let id = sqlite3_column_int64(sqlite, 0)
+                builder.append(id)
+                rows += 1
+                if id != nextID && rows > 1 {
+                    count += 1
+                } else {
+                    if rows == 1 {
+                        guard let first = try boundaries.next(after: nil, db, queries: &seeks), first.id == id else {
+                            throw SeekMismatch()
+                        }
+                        nextKey = first.key
+                    }
+                    if let current { runs.append(SectionRun(value: current, count: count)) }
+                    current = boundaries.section(of: nextKey)
+                    count = 1
+                    let next = try boundaries.next(after: nextKey, db, queries: &seeks)
+                    nextID = next?.id
+                    if let next { nextKey = next.key }
+                }
+                if let progress, rows % progressInterval == 0 { try progress(rows) }
+                return clock?.isDue(rows: rows, sqlite) ?? false
+            })
+        if complete, let progress { try progress(rows) }
+        // Every section the seeks found was reached: the scan and the seeks agree.
+        if complete && nextID != nil { throw SeekMismatch() }
+        if let current { runs.append(SectionRun(value: current, count: count)) }
+        try notePlan(db, fragment, diagnostics: diagnostics)
+        let total = seeks
+        diagnostics.count {
+            $0.sectionBoundarySeeks += total
+            if !complete { $0.firstScreens += 1 }
+        }
+        var seen = Set<SQLiteValue>()
+        for run in runs where !seen.insert(run.value).inserted { throw SeekMismatch() }
+        return Scanned(ids: builder.finish(), runs: runs, complete: complete)
+    }
+
+    private static func notePlan(_ db: Database, _ fragment: SQLFragment, diagnostics: Diagnostics) throws {
         if diagnostics.logsQueryPlans {
             let plan = try QueryPlan.read(db, fragment)
             diagnostics.note("QUERY PLAN: \(plan.summary)\(plan.readsEveryRow ? " (reads every row)" : "")")
         }
-        if !complete { diagnostics.count { $0.firstScreens += 1 } }
-        return Scanned(ids: builder.finish(), runs: try sections?.finish() ?? [], complete: complete)
     }
 }
+
+/// A section boundary seek that disagreed with the identifier scan (a bug, never expected):
+/// the scan is redone reading every row's section value.
+private struct SeekMismatch: Error {}
 
 /// When an identifier scan may stop and show what it has read as a first screen, while the
 /// rest of the results is read in the background.

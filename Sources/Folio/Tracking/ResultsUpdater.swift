@@ -71,8 +71,7 @@ struct ResultsUpdater: Sendable {
             return (ResultsState(ids: walked.ids, runs: walked.runs, sectioned: section != nil), walked.complete)
         }
         let scanned = try IdentifierScan.run(
-            db, SQLBuilder.identifiers(query, section: section?.fragment, windowed: false), section: section,
-            diagnostics: diagnostics, until: rule, progress: progress)
+            db, query: query, section: section, diagnostics: diagnostics, until: rule, progress: progress)
         return (ResultsState(ids: scanned.ids, runs: scanned.runs, sectioned: section != nil), scanned.complete)
     }
 

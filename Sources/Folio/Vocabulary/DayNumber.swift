@@ -44,3 +44,44 @@ enum DayNumber {
         return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))"
     }
 }
+
+extension DayNumber {
+    /// The smallest stored number (as SQLite compares numbers) whose day is `day` or later:
+    /// rows before it in an ascending order are in earlier days. `-infinity` for the first
+    /// day (``limit`` negated), which every number at or below it is in.
+    ///
+    /// Exact: ``of(seconds:offsetSeconds:)`` never decreases as the number grows (each of its
+    /// steps rounds monotonically), so the doubles whose day is at least `day` are the ones
+    /// from some double on, found by bisecting the doubles in their order. An integer
+    /// compares with that double as its conversion to a double does, because the bound is
+    /// within ±2⁵³ (days are clamped to ±10⁹), where integers are exact doubles.
+    static func firstSeconds(ofDay day: Int64, offsetSeconds: Int) -> Double {
+        if day <= -limit { return -.infinity }
+        // Invariant: day(lo) < day <= day(hi).
+        var lo = orderKey(-.infinity)
+        var hi = orderKey(.infinity)
+        while UInt64(bitPattern: hi &- lo) > 1 {
+            let mid = lo &+ Int64(bitPattern: UInt64(bitPattern: hi &- lo) / 2)
+            if of(seconds: double(orderKey: mid), offsetSeconds: offsetSeconds) >= day { hi = mid } else { lo = mid }
+        }
+        return double(orderKey: hi)
+    }
+
+    /// The largest stored number whose day is `day` or earlier; `+infinity` for the last
+    /// day (``limit``).
+    static func lastSeconds(ofDay day: Int64, offsetSeconds: Int) -> Double {
+        if day >= limit { return .infinity }
+        return firstSeconds(ofDay: day + 1, offsetSeconds: offsetSeconds).nextDown
+    }
+
+    /// Doubles (NaN aside) as integers in the same order: `-0.0` just before `+0.0`.
+    static func orderKey(_ x: Double) -> Int64 {
+        let bits = Int64(bitPattern: x.bitPattern)
+        return bits >= 0 ? bits : Int64.min &- bits &- 1
+    }
+
+    static func double(orderKey key: Int64) -> Double {
+        let bits = key >= 0 ? key : Int64.min &- (key &+ 1)
+        return Double(bitPattern: UInt64(bitPattern: bits))
+    }
+}

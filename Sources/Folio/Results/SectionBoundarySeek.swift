@@ -1,0 +1,134 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Finds where each section of a list begins by seeking the sort index, so that an
+/// identifier scan of a sectioned list steps the identifiers alone, as an unsectioned one
+/// does, instead of reading and comparing every row's section value.
+///
+/// It applies when the section key is the request's first sort key itself — day sections
+/// of the sorted date, attribute sections of the sorted attribute, on the entity's own
+/// column — and SQLite answers the seek from a covering index with a range on the key
+/// (``indexedPlan(_:)``).
+/// Once a section starts at a row whose key is `k`, the first row of the next section is
+/// the first row of the results whose key is past every key of `k`'s section: one
+/// `LIMIT 1` query (``SQLBuilder/sectionBoundary(_:column:condition:)``) with the request's
+/// filter and order and one more bound on the key:
+///
+/// - descending: `key < k` (attribute sections) or `key < firstSeconds(day(k))` (days:
+///   ``DayNumber/firstSeconds(ofDay:offsetSeconds:)``), then `key IS NULL` when no value is
+///   left (NULLs sort last);
+/// - ascending: `key IS NOT NULL` after the NULLs, `key > k` or `key > lastSeconds(day(k))`.
+///
+/// The sections are exactly those of ``SectionRunBuilder``: a section of values is a run
+/// of values SQLite finds equal (or of one day, whose numbers form one interval of
+/// SQLite's order), text or a blob in a date column is its own section, NULL is one; each
+/// section's value is read from its first row. The order is total (it ends with the
+/// rowid), so the first row past a bound is the first such row of the scan.
+struct SectionBoundarySeek {
+    let query: CompiledQuery
+    let column: String
+    let descending: Bool
+    /// The day sections' offset, `nil` for sections of the value itself.
+    let dayOffset: Int?
+
+    /// `nil` when the section key is not the first sort key's own column read as it is
+    /// (first letters, `.computed`, a to-one's target, a ranked search first).
+    init?(query: CompiledQuery, section: SectionExpression) {
+        guard query.rankingQuery == nil, section.related == nil, let first = query.order.first, first.related == nil,
+            !first.isRowID
+        else { return nil }
+        let plain = SQLBuilder.section(attribute: first.column)
+        guard section.fragment.sql == plain.sql, section.fragment.arguments.isEmpty else { return nil }
+        switch section.kind {
+        case .value: dayOffset = nil
+        case .day(let offset): dayOffset = offset
+        case .computed: return nil
+        }
+        self.query = query
+        self.column = first.column
+        self.descending = first.descending
+    }
+
+    /// The plan of a seek when SQLite answers it from a covering index, with a range on the
+    /// key, in the request's order (no sort of its own): then a seek costs O(log n) plus the
+    /// index entries the filter skips past the boundary. `nil` otherwise, and the scan reads
+    /// every row's section value instead: without an index each seek could read the whole
+    /// table, and with a filter the index does not hold (a table lookup per row) each seek
+    /// would look up again the rows up to its section's first match — with a selective
+    /// filter, every row the scan itself looks up.
+    func indexedPlan(_ db: Database) throws -> QueryPlan? {
+        let bound = SQLFragment("?", [0.databaseValue])
+        let fragment = SQLBuilder.sectionBoundary(
+            query, column: column, condition: descending ? .below(bound) : .above(bound))
+        let plan = try QueryPlan.read(db, fragment)
+        let range = "\(column)\(descending ? "<" : ">")?)"
+        let seeks = plan.steps.contains {
+            $0.detail.hasPrefix("SEARCH ") && $0.detail.contains(" USING COVERING INDEX ")
+                && ($0.detail.hasSuffix("(" + range) || $0.detail.hasSuffix(" " + range))
+        }
+        return seeks && plan.steps.count == 1 ? plan : nil
+    }
+
+    /// The first row of the results (`after` nil), or of the section after the one whose
+    /// first row's key is `after`: its identifier and its key; `nil` past the last section.
+    /// Adds the queries it ran (one, or two past the last value of a descending order) to
+    /// `queries`.
+    func next(after key: SQLiteValue?, _ db: Database, queries: inout Int) throws -> (id: Int64, key: SQLiteValue)? {
+        guard let key else { return try first(.first, db, &queries) }
+        if case .null = key {
+            // NULLs sort first ascending, last descending.
+            return descending ? nil : try first(.notNull, db, &queries)
+        }
+        if let bound = bound(past: key) {
+            if let row = try first(descending ? .below(bound) : .above(bound), db, &queries) { return row }
+        }
+        return descending ? try first(.null, db, &queries) : nil
+    }
+
+    /// The bound past every key of `key`'s section; `nil` when no value can be past it.
+    private func bound(past key: SQLiteValue) -> SQLFragment? {
+        switch key {
+        case .integer(let value):
+            guard let dayOffset else { return SQLFragment("?", [value.databaseValue]) }
+            return dayBound(DayNumber.of(seconds: Double(value), offsetSeconds: dayOffset), dayOffset)
+        case .real(let value):
+            guard let dayOffset else { return SQLFragment("?", [value.databaseValue]) }
+            return dayBound(DayNumber.of(seconds: value, offsetSeconds: dayOffset), dayOffset)
+        case .text(let bytes): return SQLBuilder.exactPlaceholder(text: bytes)
+        case .blob(let bytes): return SQLFragment("?", [Data(bytes).databaseValue])
+        case .null: return nil
+        }
+    }
+
+    private func dayBound(_ day: Int64, _ offset: Int) -> SQLFragment? {
+        let seconds =
+            descending
+            ? DayNumber.firstSeconds(ofDay: day, offsetSeconds: offset)
+            : DayNumber.lastSeconds(ofDay: day, offsetSeconds: offset)
+        // Past ±infinity there is no number, but text and blobs sort after every number.
+        if descending && seconds == -.infinity { return nil }
+        return SQLFragment("?", [seconds.databaseValue])
+    }
+
+    private func first(_ condition: SectionBoundaryCondition, _ db: Database, _ queries: inout Int) throws -> (
+        id: Int64, key: SQLiteValue
+    )? {
+        queries += 1
+        let fragment = SQLBuilder.sectionBoundary(query, column: column, condition: condition)
+        let statement = try db.cachedStatement(sql: fragment.sql)
+        try statement.setArguments(fragment.statementArguments)
+        var row: (id: Int64, key: SQLiteValue)?
+        _ = try statement.stepRows(in: db) { sqlite in
+            row = (sqlite3_column_int64(sqlite, 0), SQLiteValue(sqliteStatement: sqlite, index: 1))
+            return true
+        }
+        return row
+    }
+
+    /// The section a row whose key is `key` is in (``SectionExpression/value(of:)``).
+    func section(of key: SQLiteValue) -> SQLiteValue {
+        guard let dayOffset else { return key }
+        return DayNumber.value(of: key, offsetSeconds: dayOffset)
+    }
+}
