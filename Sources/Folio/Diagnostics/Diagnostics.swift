@@ -52,6 +52,11 @@ public final class Diagnostics: Sendable {
         /// each costs one `PRAGMA data_version`, and a read of the change log only when
         /// another connection committed (see ``Store/externalChangeDetection``).
         public var fileNotifications = 0
+        /// Chunks of a live list's identifiers (4,096 to 8,192 each) searched to find where
+        /// the rows a commit changed were: a long list's chunks carry summaries, so a
+        /// one-row commit searches about one chunk in twenty, not every identifier (see
+        /// <doc:Performance>).
+        public var identifierChunksSearched = 0
 
         /// The counters as one line of text.
         public var description: String {
