@@ -223,12 +223,15 @@ struct ManyControllersTests {
         let count = 40_000
         try Self.seedMany(store, count: count)
         var tables: [ManyTable] = []
-        for sortBy in [[SortDescriptor(\Article.score)], [SortDescriptor(\Article.published, order: .reverse)]] {
+        let kinds: [([SortDescriptor<Article>], SectionKey<Article>?)] = [
+            ([SortDescriptor(\Article.score)], nil),
+            ([SortDescriptor(\Article.published, order: .reverse)], nil),
+            ([SortDescriptor(\Article.published, order: .reverse)], .day(\.published)),
+        ]
+        for (sortBy, sectionBy) in kinds {
             for predicate in [nil, #Predicate<Article> { $0.isRead == false }] {
-                for sectionBy in [nil, SectionKey<Article>.day(\.published)] {
-                    let request = RecordRequest<Article>(predicate: predicate, sortBy: sortBy)
-                    tables.append(try ManyTable(store, "\(tables.count)", request, sectionBy: sectionBy))
-                }
+                let request = RecordRequest<Article>(predicate: predicate, sortBy: sortBy)
+                tables.append(try ManyTable(store, "\(tables.count)", request, sectionBy: sectionBy))
             }
         }
         let chunks = (count + IdentifierList.chunkCapacity - 1) / IdentifierList.chunkCapacity
