@@ -37,9 +37,20 @@ extension FetchedResultsController {
         infos.reserveCapacity(presented.runs.count)
         var offset = 0
         if sectionNames.count > 4 * presented.runs.count + 64 { sectionNames = [:] }
+        let (previousRuns, previous) = labelledSections
+        var j = 0
         for run in presented.runs {
             let label: (name: String, indexTitle: String?)
-            if let known = sectionNames[SQLiteValue.Exact(run.value)] {
+            // The sections that stayed come in the same order: compare with the next one or
+            // two of the previous sections (one may have gone) before hashing.
+            let exact = SQLiteValue.Exact(run.value)
+            if j < previousRuns.count, SQLiteValue.Exact(previousRuns[j].value) == exact {
+                label = (previous[j].name, previous[j].indexTitle)
+                j += 1
+            } else if j + 1 < previousRuns.count, SQLiteValue.Exact(previousRuns[j + 1].value) == exact {
+                label = (previous[j + 1].name, previous[j + 1].indexTitle)
+                j += 2
+            } else if let known = sectionNames[exact] {
                 label = known
             } else {
                 let name = presented.sectioned ? (sectionKey?.name(of: run.value) ?? "") : ""
@@ -52,6 +63,7 @@ extension FetchedResultsController {
                     offset: offset, isNil: presented.sectioned && run.value.isNull))
             offset += run.count
         }
+        if presented.sectioned { labelledSections = (presented.runs, infos) }
         return infos
     }
 

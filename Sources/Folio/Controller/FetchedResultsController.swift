@@ -70,11 +70,16 @@ public final class FetchedResultsController<R: PersistentRecord> {
         didSet {
             sectionInfos = nil
             sectionNames = [:]
+            labelledSections = ([], [])
         }
     }
 
     /// Name and index title by section value: computed once per section, not per change.
     var sectionNames: [SQLiteValue.Exact: (name: String, indexTitle: String?)] = [:]
+    /// The runs the sections were last computed for and those sections: the next
+    /// computation takes the labels of the sections that stayed from them, in order,
+    /// comparing values instead of hashing each (a commit changes the counts of a few).
+    var labelledSections: (runs: [SectionRun], infos: [SectionInfo]) = ([], [])
 
     /// What the last ``performFetch()-68xbj`` did with the persistent cache.
     /// - Complexity: O(1).

@@ -64,6 +64,11 @@ public final class Diagnostics: Sendable {
         /// whose section key is the first sort key on an index: such a scan steps the
         /// identifiers alone, as an unsectioned one does (see <doc:SectionsAndCaches>).
         public var sectionBoundarySeeks = 0
+        /// Chunks of a live list's identifiers (4,096 to 8,192 each) searched to find where
+        /// the rows a commit changed were: a long list's chunks carry summaries, so a
+        /// one-row commit searches about one chunk in twenty, not every identifier (see
+        /// <doc:Performance>).
+        public var identifierChunksSearched = 0
 
         /// The counters as one line of text.
         public var description: String {

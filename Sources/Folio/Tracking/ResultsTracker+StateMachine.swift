@@ -71,6 +71,9 @@ extension ResultsTracker {
         /// past it the controller hands over no loaded record; the change set is unchanged.
         private static let untoldLimit = 100_000
 
+        /// Whether the full results carry chunk summaries (``IdentifierList/buildSummaries()``).
+        var summarized: Bool { full?.ids.hasSummaries ?? false }
+
         mutating func install(_ full: ResultsState, maxID: Int64, token: TableToken?, changedSinceRead: Bool) -> Bool {
             guard phase == .reading else {
                 precondition(phase == .stopped, "a tracker's state is installed once")

@@ -72,6 +72,10 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
 
     var serial: UInt64 { machine.withLock { $0.serial } }
 
+    /// Whether the results held carry chunk summaries (tests: a long list gets them at its
+    /// first commit).
+    var summarized: Bool { machine.withLock { $0.summarized } }
+
     /// Whether the tracker's lock is free right now (tests: no SQL or user code under it).
     var _isLockFree: Bool { machine._isFree }
 

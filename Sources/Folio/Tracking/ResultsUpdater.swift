@@ -108,13 +108,16 @@ struct ResultsUpdater: Sendable {
         // ever did not, positions found by comparing in Swift would be wrong: rescan.
         for j in rows.indices.dropFirst() where !order.precedes(rows[j - 1], rows[j]) { return nil }
 
-        // 2. Where the touched rows were, ascending.
-        let oldPositions = old.ids.positions(of: changed.filter { $0 <= maxID })
+        // 2. Where the touched rows were, ascending: through the chunk summaries, which a
+        // long list gets at its first commit and keeps through its edits.
+        var ids = old.ids
+        ids.buildSummaries()
+        let (oldPositions, searched) = ids.positionsSearch(of: changed.filter { $0 <= maxID })
+        diagnostics.count { $0.identifierChunksSearched += searched }
         let removed = oldPositions.values.sorted()
 
         // 3. Remove them (highest first, so earlier offsets stay valid). Runs may empty for
         // a while: a row can come back to its section below.
-        var ids = old.ids
         var runs = old.sectioned ? old.runs : []
         let offsets = old.offsets
         // The sections that lose or gain rows: their first row, which names them, may change.
@@ -257,14 +260,18 @@ struct ResultsUpdater: Sendable {
     ) throws -> Bool {
         var placed: [Int64: SQLiteValue] = [:]
         for row in rows { placed[row.id] = row.section ?? .null }
+        // A few touched sections (a commit of a few rows) are compared, not hashed, against
+        // each of the thousand sections a list may have.
+        let few = touched.count <= 8 ? Array(touched) : nil
+        func isTouched(_ value: SQLiteValue) -> Bool { few.map { $0.contains(value) } ?? touched.contains(value) }
         var oldFirst: [SQLiteValue: Int64] = [:]
-        for (index, run) in old.runs.enumerated() where touched.contains(run.value) {
+        for (index, run) in old.runs.enumerated() where isTouched(run.value) {
             oldFirst[run.value] = old.ids[offsets[index]]
         }
         var start = 0
         for index in runs.indices {
             defer { start += runs[index].count }
-            guard touched.contains(runs[index].value) else { continue }
+            guard isTouched(runs[index].value) else { continue }
             let first = ids[start]
             if let value = placed[first] {
                 runs[index].value = value

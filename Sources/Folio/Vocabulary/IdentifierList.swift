@@ -10,11 +10,24 @@ import Foundation
 /// index finds its chunk by a shift; otherwise by a binary search of the chunk starts.
 /// ``_checkInvariants()`` checks this bookkeeping after every mutation when internal checks
 /// are compiled in.
+///
+/// A list a live tracker follows can carry a summary of each chunk
+/// (``buildSummaries()``): a two-hash Bloom filter of one byte per identifier, so that
+/// finding where a few identifiers are (``positions(of:)``) searches the chunks that may
+/// hold them — about one in twenty besides the right one — instead of every identifier.
+/// Edits keep the summaries: an insert sets its identifier's bits, a split rebuilds both
+/// halves, and a chunk rebuilds its summary once as many identifiers were added to it as
+/// it was built for (removed identifiers leave their bits: a chunk searched for nothing).
 struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
     static let chunkShift = 12
     static let chunkCapacity = 1 << chunkShift
+    /// Lists of at least this many identifiers get chunk summaries when a tracker follows
+    /// them; shorter ones are searched whole (a few chunks).
+    static let summaryThreshold = 2 * chunkCapacity
 
     private(set) var chunks: [[Int64]] = []
+    /// One summary per chunk, when built (``buildSummaries()``).
+    private var summaries: [ChunkSummary]?
     /// `starts[i]` is the index of the first element of `chunks[i]`.
     private var starts: [Int] = []
     private(set) var count = 0
@@ -72,13 +85,62 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
         lhs.count == rhs.count && lhs.elementsEqual(rhs)
     }
 
+    // MARK: Chunk summaries
+
+    /// Whether the chunks carry summaries.
+    var hasSummaries: Bool { summaries != nil }
+
+    /// Builds a summary of every chunk, when the list is long enough to need them
+    /// (``summaryThreshold``) and has none. O(n), once: edits keep them.
+    mutating func buildSummaries() {
+        guard summaries == nil, count >= Self.summaryThreshold else { return }
+        summaries = chunks.map { ChunkSummary($0) }
+    }
+
     // MARK: Search
 
-    /// The index of each of `identifiers` in the list: one pass over the chunks.
+    /// How many identifiers ``positions(of:)`` looks for with the chunk summaries (each
+    /// tested against every chunk's summary); past it, one pass over every identifier is cheaper.
+    private var summarySearchLimit: Int { Swift.max(8, chunks.count / 4) }
+
+    /// The index of each of `identifiers` in the list and the number of chunks searched for
+    /// them: with summaries, only the chunks whose summary may hold one.
+    func positionsSearch(of identifiers: Set<Int64>) -> (found: [Int64: Int], chunksSearched: Int) {
+        guard let summaries, !identifiers.isEmpty, identifiers.count <= summarySearchLimit else {
+            return (positions(scanning: identifiers), identifiers.isEmpty ? 0 : chunks.count)
+        }
+        var found: [Int64: Int] = [:]
+        var searched = 0
+        let wanted = identifiers.map { ($0, ChunkSummary.bits(of: $0)) }
+        for c in chunks.indices {
+            var candidate = false
+            for (id, bits) in wanted where summaries[c].mayContain(bits) && found[id] == nil {
+                candidate = true
+                break
+            }
+            guard candidate else { continue }
+            searched += 1
+            chunks[c].withUnsafeBufferPointer { buffer in
+                for (id, bits) in wanted where found[id] == nil && summaries[c].mayContain(bits) {
+                    if let o = buffer.firstIndex(of: id) { found[id] = starts[c] + o }
+                }
+            }
+            if found.count == identifiers.count { break }
+        }
+        return (found, searched)
+    }
+
+    /// The index of each of `identifiers` in the list: with chunk summaries, a search of
+    /// the chunks that may hold them; otherwise one pass over the chunks.
+    func positions(of identifiers: Set<Int64>) -> [Int64: Int] {
+        positionsSearch(of: identifiers).found
+    }
+
+    /// ``positions(of:)`` by one pass over the chunks.
     ///
     /// For a few identifiers each chunk is first tested with a branch-free loop the
     /// optimizer vectorizes, and searched only when it holds one of them.
-    func positions(of identifiers: Set<Int64>) -> [Int64: Int] {
+    private func positions(scanning identifiers: Set<Int64>) -> [Int64: Int] {
         var found: [Int64: Int] = [:]
         guard !identifiers.isEmpty else { return found }
         if identifiers.count <= 8 {
@@ -126,19 +188,24 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
     mutating func insert(_ id: Int64, at index: Int) {
         precondition(index >= 0 && index <= count, "Index out of range")
         if chunks.isEmpty {
-            chunks = [[id]]; starts = [0]; count = 1; isUniform = true
+            chunks = [[id]]; starts = [0]; count = 1; isUniform = true; summaries = nil
             _checkInvariants()
             return
         }
         let (c, o) = index == count ? (chunks.count - 1, chunks[chunks.count - 1].count) : locate(index)
         chunks[c].insert(id, at: o)
         count += 1
+        if summaries != nil { summaries![c].add(id, chunk: chunks[c]) }
         if chunks[c].count > 2 * Self.chunkCapacity {
             let chunk = chunks[c]
             let half = chunk.count / 2
             chunks[c] = Array(chunk[..<half])
             chunks.insert(Array(chunk[half...]), at: c + 1)
             starts.insert(0, at: c + 1)
+            if summaries != nil {
+                summaries![c] = ChunkSummary(chunks[c])
+                summaries!.insert(ChunkSummary(chunks[c + 1]), at: c + 1)
+            }
         }
         reindex(from: c)
         _checkInvariants()
@@ -153,6 +220,7 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
         if chunks[c].isEmpty {
             chunks.remove(at: c)
             starts.remove(at: c)
+            summaries?.remove(at: c)
         }
         reindex(from: Swift.min(c, Swift.max(0, chunks.count - 1)))
         _checkInvariants()
@@ -224,11 +292,69 @@ extension IdentifierList {
         precondition(start == count, "count \(count), chunks hold \(start)")
         precondition(
             isUniform == Self.isUniform(chunks), "the uniform flag says \(isUniform) for chunk sizes \(chunks.map(\.count))")
+        if let summaries {
+            precondition(summaries.count == chunks.count, "one summary per chunk")
+            // The first and last identifier of each chunk in its summary (O(chunks), as the rest).
+            for (c, chunk) in chunks.enumerated() {
+                precondition(
+                    summaries[c].mayContain(ChunkSummary.bits(of: chunk[0]))
+                        && summaries[c].mayContain(ChunkSummary.bits(of: chunk[chunk.count - 1])),
+                    "chunk \(c) holds an identifier its summary does not")
+            }
+        }
     }
     #else
     @inline(__always)
     func _checkInvariants() {}
     #endif
+}
+
+/// A two-hash Bloom filter of one chunk of an ``IdentifierList``: 8 bits per identifier of
+/// a full chunk (4 KiB), so an identifier the chunk does not hold passes for about one
+/// chunk in twenty. It only ever gains bits, until it is rebuilt.
+struct ChunkSummary: Sendable {
+    static let log2Bits = 15
+    private var words: [UInt64]
+    /// Identifiers added since it was built; past ``IdentifierList/chunkCapacity``, the
+    /// next addition rebuilds it from the chunk (the bits of removed identifiers go).
+    private var added = 0
+
+    init(_ chunk: [Int64]) {
+        words = [UInt64](repeating: 0, count: (1 << Self.log2Bits) / 64)
+        words.withUnsafeMutableBufferPointer { words in
+            for id in chunk { Self.set(Self.bits(of: id), in: words) }
+        }
+    }
+
+    /// The two bit numbers of `id`.
+    @inline(__always)
+    static func bits(of id: Int64) -> (UInt64, UInt64) {
+        let h = UInt64(bitPattern: id) &* 0x9E37_79B9_7F4A_7C15
+        return (h >> UInt64(64 - log2Bits), (h >> UInt64(64 - 2 * log2Bits)) & ((1 << UInt64(log2Bits)) - 1))
+    }
+
+    @inline(__always)
+    private static func set(_ bits: (UInt64, UInt64), in words: UnsafeMutableBufferPointer<UInt64>) {
+        words[Int(bits.0 >> 6)] |= 1 << (bits.0 & 63)
+        words[Int(bits.1 >> 6)] |= 1 << (bits.1 & 63)
+    }
+
+    @inline(__always)
+    func mayContain(_ bits: (UInt64, UInt64)) -> Bool {
+        words.withUnsafeBufferPointer { words in
+            words[Int(bits.0 >> 6)] & (1 << (bits.0 & 63)) != 0 && words[Int(bits.1 >> 6)] & (1 << (bits.1 & 63)) != 0
+        }
+    }
+
+    /// Adds `id`, now in `chunk`.
+    mutating func add(_ id: Int64, chunk: [Int64]) {
+        added += 1
+        if added > IdentifierList.chunkCapacity {
+            self = ChunkSummary(chunk)
+            return
+        }
+        words.withUnsafeMutableBufferPointer { Self.set(Self.bits(of: id), in: $0) }
+    }
 }
 
 /// A one-hash Bloom filter over identifiers: `mayContain` is false for most identifiers
