@@ -128,7 +128,7 @@ struct ManyControllersTests {
                 try Int64.fetchAll(db, sql: "SELECT id FROM article ORDER BY random() LIMIT ?", arguments: [n])
             }
         }
-        for step in 0..<14 {
+        for step in 0..<6 {
             let kind = Int.random(in: 0..<7, using: &random)
             let what: String
             switch kind {
@@ -220,7 +220,7 @@ struct ManyControllersTests {
     /// counter would be the chunk count times the controllers without the summaries.
     @Test func aOneRowCommitSearchesAboutOneChunkPerController() async throws {
         let store = try Store.temporary(records: [Article.self])
-        let count = 40_000
+        let count = 24_000
         try Self.seedMany(store, count: count)
         var tables: [ManyTable] = []
         let kinds: [([SortDescriptor<Article>], SectionKey<Article>?)] = [
@@ -236,7 +236,7 @@ struct ManyControllersTests {
         }
         let chunks = (count + IdentifierList.chunkCapacity - 1) / IdentifierList.chunkCapacity
         let unread = try readNow(store) { db in
-            try Int64.fetchAll(db, sql: "SELECT id FROM article WHERE isRead = 0 ORDER BY id LIMIT 16")
+            try Int64.fetchAll(db, sql: "SELECT id FROM article WHERE isRead = 0 ORDER BY id LIMIT 8")
         }
         // The first commit gives the lists their summaries.
         try writeSync(store) { tx in
