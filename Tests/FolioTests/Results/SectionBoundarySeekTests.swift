@@ -309,21 +309,6 @@ extension SectionBoundarySeekTests {
     }
 }
 
-/// Follows a controller of ``SeekItem``s: the changes it delivered and any error.
-@MainActor
-final class SeekRecorder: FetchedResultsControllerDelegate {
-    var changeSets: [ChangeSet] = []
-    var errors: [FolioError] = []
-
-    func controller(_ controller: FetchedResultsController<SeekItem>, didChangeContentWith changes: ChangeSet) {
-        changeSets.append(changes)
-    }
-
-    func controller(_ controller: FetchedResultsController<SeekItem>, didFailWith error: FolioError) {
-        errors.append(error)
-    }
-}
-
 /// The seeks through a controller: the first screen, the completion in the background
 /// while another connection writes, and the live changes after it.
 @MainActor
@@ -353,7 +338,7 @@ final class SeekRecorder: FetchedResultsControllerDelegate {
         controller.completesInBackground = true
         controller.firstScreenRule = .immediately(rows: 40)
         controller.completionHook = gate.hook
-        let recorder = SeekRecorder()
+        let recorder = IncompleteRecorder<SeekItem>()
         controller.delegate = recorder
         store.diagnostics.resetCounters()
         try fetchNow(controller)
