@@ -25,7 +25,7 @@ struct Options {
     static let measurements = [
         "fetches", "memory", "firstBatch", "firstScreen", "randomAccess", "scroll", "changes", "liveControllers",
         "externalCommit",
-        "naiveChange", "reopen", "backgroundFetch", "text", "relationships", "compoundIndex", "reorder",
+        "naiveChange", "reopen", "backgroundFetch", "text", "relationships", "compoundIndex", "sectionKinds", "reorder",
         "searchAsYouType",
     ]
 

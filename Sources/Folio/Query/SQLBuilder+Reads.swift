@@ -208,6 +208,8 @@ enum SectionBoundaryCondition: Sendable {
     case below(SQLFragment)
     /// The first row whose key is greater than the bound (an ascending sort).
     case above(SQLFragment)
+    /// The first row whose key is greater than or equal to the bound (an ascending sort).
+    case atLeast(SQLFragment)
     /// The first row whose key is NULL (after every value, descending).
     case null
     /// The first row whose key is not NULL (after the NULLs, ascending).
@@ -227,6 +229,7 @@ extension SQLBuilder {
             case .first: nil
             case .below(let bound): SQLFragment("\(key) < \(bound.sql)", bound.arguments)
             case .above(let bound): SQLFragment("\(key) > \(bound.sql)", bound.arguments)
+            case .atLeast(let bound): SQLFragment("\(key) >= \(bound.sql)", bound.arguments)
             case .null: SQLFragment("\(key) IS NULL")
             case .notNull: SQLFragment("\(key) IS NOT NULL")
             }

@@ -7,9 +7,9 @@ import GRDBSQLite
 /// does, instead of reading and comparing every row's section value.
 ///
 /// It applies when the section key is the request's first sort key itself — day sections
-/// of the sorted date, attribute sections of the sorted attribute, on the entity's own
-/// column — and SQLite answers the seek from a covering index with a range on the key
-/// (``indexedPlan(_:)``).
+/// of the sorted date, attribute sections of the sorted attribute, first-letter sections of
+/// the sorted text, on the entity's own column — and SQLite answers the seek from a
+/// covering index with a range on the key (``indexedPlan(_:)``).
 /// Once a section starts at a row whose key is `k`, the first row of the next section is
 /// the first row of the results whose key is past every key of `k`'s section: one
 /// `LIMIT 1` query (``SQLBuilder/sectionBoundary(_:column:condition:)``) with the request's
@@ -20,6 +20,13 @@ import GRDBSQLite
 ///   left (NULLs sort last);
 /// - ascending: `key IS NOT NULL` after the NULLs, `key > k` or `key > lastSeconds(day(k))`.
 ///
+/// First letters (``FirstLetter``) are prefixes of the key's bytes, so the texts of one
+/// letter `p` are one range of the byte order, from `p` (included) to the next text of
+/// `p`'s length (``FirstLetter/successor(of:)``, excluded): descending, the next section
+/// starts at `key < p`; ascending at `key >= successor(p)`, or `key > p` when `p` is a whole
+/// text shorter than its lead byte says (the letter holds that text alone). A blob's letter
+/// is its first byte, likewise; a number is its own section, as for attribute sections.
+///
 /// The sections are exactly those of ``SectionRunBuilder``: a section of values is a run
 /// of values SQLite finds equal (or of one day, whose numbers form one interval of
 /// SQLite's order), text or a blob in a date column is its own section, NULL is one; each
@@ -29,8 +36,17 @@ struct SectionBoundarySeek {
     let query: CompiledQuery
     let column: String
     let descending: Bool
-    /// The day sections' offset, `nil` for sections of the value itself.
-    let dayOffset: Int?
+    /// How a key becomes a section.
+    let mode: Mode
+
+    enum Mode: Equatable {
+        /// The key itself (attribute sections).
+        case value
+        /// The key's day at this offset from UTC, in seconds.
+        case day(offsetSeconds: Int)
+        /// The key's first letter (``FirstLetter``).
+        case firstLetter
+    }
 
     /// `nil` when the section key is not the first sort key's own column read as it is
     /// (first letters, `.computed`, a to-one's target, a ranked search first).
@@ -38,12 +54,13 @@ struct SectionBoundarySeek {
         guard query.rankingQuery == nil, section.related == nil, let first = query.order.first, first.related == nil,
             !first.isRowID
         else { return nil }
-        let plain = SQLBuilder.section(attribute: first.column)
-        guard section.fragment.sql == plain.sql, section.fragment.arguments.isEmpty else { return nil }
+        guard section.fragment.arguments.isEmpty else { return nil }
+        let plain = section.fragment.sql == SQLBuilder.section(attribute: first.column).sql
         switch section.kind {
-        case .value: dayOffset = nil
-        case .day(let offset): dayOffset = offset
-        case .computed: return nil
+        case .value where plain: mode = .value
+        case .value where section.fragment.sql == SQLBuilder.section(firstLetterOf: first.column).sql: mode = .firstLetter
+        case .day(let offset) where plain: mode = .day(offsetSeconds: offset)
+        default: return nil
         }
         self.query = query
         self.column = first.column
@@ -80,25 +97,61 @@ struct SectionBoundarySeek {
             // NULLs sort first ascending, last descending.
             return descending ? nil : try first(.notNull, db, &queries)
         }
-        if let bound = bound(past: key) {
-            if let row = try first(descending ? .below(bound) : .above(bound), db, &queries) { return row }
+        if let condition = condition(past: key) {
+            if let row = try first(condition, db, &queries) { return row }
         }
         return descending ? try first(.null, db, &queries) : nil
     }
 
-    /// The bound past every key of `key`'s section; `nil` when no value can be past it.
-    private func bound(past key: SQLiteValue) -> SQLFragment? {
+    /// The condition on the key of the rows past every key of `key`'s section; `nil` when no
+    /// value can be past it.
+    private func condition(past key: SQLiteValue) -> SectionBoundaryCondition? {
+        if mode == .firstLetter { return letterCondition(past: key) }
+        let bound: SQLFragment?
         switch key {
         case .integer(let value):
-            guard let dayOffset else { return SQLFragment("?", [value.databaseValue]) }
-            return dayBound(DayNumber.of(seconds: Double(value), offsetSeconds: dayOffset), dayOffset)
+            guard case .day(let offset) = mode else { return past(SQLFragment("?", [value.databaseValue])) }
+            bound = dayBound(DayNumber.of(seconds: Double(value), offsetSeconds: offset), offset)
         case .real(let value):
-            guard let dayOffset else { return SQLFragment("?", [value.databaseValue]) }
-            return dayBound(DayNumber.of(seconds: value, offsetSeconds: dayOffset), dayOffset)
-        case .text(let bytes): return SQLBuilder.exactPlaceholder(text: bytes)
-        case .blob(let bytes): return SQLFragment("?", [Data(bytes).databaseValue])
-        case .null: return nil
+            guard case .day(let offset) = mode else { return past(SQLFragment("?", [value.databaseValue])) }
+            bound = dayBound(DayNumber.of(seconds: value, offsetSeconds: offset), offset)
+        case .text(let bytes): bound = SQLBuilder.exactPlaceholder(text: bytes)
+        case .blob(let bytes): bound = SQLFragment("?", [Data(bytes).databaseValue])
+        case .null: bound = nil
         }
+        return bound.map(past)
+    }
+
+    /// The rows whose key is strictly past `bound` in the list's direction.
+    private func past(_ bound: SQLFragment) -> SectionBoundaryCondition {
+        descending ? .below(bound) : .above(bound)
+    }
+
+    /// ``condition(past:)`` for first-letter sections (see the type's discussion).
+    private func letterCondition(past key: SQLiteValue) -> SectionBoundaryCondition? {
+        let letter: [UInt8]
+        let asText: Bool
+        switch section(of: key) {
+        case .text(let bytes): (letter, asText) = (bytes, true)
+        case .blob(let bytes): (letter, asText) = (bytes, false)
+        case .null: return nil
+        case let number: return past(SQLFragment("?", [number.databaseValue]))
+        }
+        func value(_ bytes: [UInt8]) -> SQLFragment {
+            asText ? SQLBuilder.exactPlaceholder(text: bytes) : SQLFragment("?", [Data(bytes).databaseValue])
+        }
+        // Every text and blob of the letter is at least the letter itself.
+        if descending { return .below(value(letter)) }
+        // A letter shorter than its lead byte's length is a whole text (or the empty blob):
+        // no other text is in its section.
+        let whole = letter.first.map { asText ? letter.count < FirstLetter.length(lead: $0) : false } ?? true
+        if whole { return .above(value(letter)) }
+        guard let next = FirstLetter.successor(of: letter) else {
+            // Past the last possible text come the blobs (all of them); past the last blob
+            // letter, nothing.
+            return asText ? .atLeast(SQLFragment("?", [Data().databaseValue])) : nil
+        }
+        return .atLeast(value(next))
     }
 
     private func dayBound(_ day: Int64, _ offset: Int) -> SQLFragment? {
@@ -126,9 +179,18 @@ struct SectionBoundarySeek {
         return row
     }
 
-    /// The section a row whose key is `key` is in (``SectionExpression/value(of:)``).
+    /// The section a row whose key is `key` is in (``SectionExpression/value(of:)``), as
+    /// SQL computes it (``SQLBuilder/section(firstLetterOf:)`` for first letters).
     func section(of key: SQLiteValue) -> SQLiteValue {
-        guard let dayOffset else { return key }
-        return DayNumber.value(of: key, offsetSeconds: dayOffset)
+        switch mode {
+        case .value: return key
+        case .day(let offset): return DayNumber.value(of: key, offsetSeconds: offset)
+        case .firstLetter:
+            switch key {
+            case .text(let bytes): return .text(FirstLetter.prefix(of: bytes))
+            case .blob(let bytes): return .blob(Array(bytes.prefix(1)))
+            default: return key
+            }
+        }
     }
 }

@@ -42,4 +42,15 @@ enum FirstLetter {
         guard let lead = bytes.first else { return [] }
         return Array(bytes.prefix(length(lead: lead)))
     }
+
+    /// The least byte string greater than every string that starts with `bytes`: `bytes`
+    /// with its trailing `FF` bytes dropped and its last byte then increased; `nil` when
+    /// `bytes` is empty or all `FF` (no string of bytes follows those).
+    static func successor(of bytes: [UInt8]) -> [UInt8]? {
+        var next = bytes
+        while let last = next.last, last == 0xFF { next.removeLast() }
+        guard let last = next.last else { return nil }
+        next[next.count - 1] = last + 1
+        return next
+    }
 }
