@@ -216,6 +216,21 @@ enum SectionBoundaryCondition: Sendable {
     case notNull
 }
 
+extension SectionBoundaryCondition {
+    /// What tells the statement of a condition from another (its kind and the bound's SQL),
+    /// and the one value it binds: conditions of one shape differ only by that value.
+    var shape: (key: String, bound: DatabaseValue?) {
+        switch self {
+        case .first: ("first", nil)
+        case .below(let bound): ("<" + bound.sql, bound.arguments.first)
+        case .above(let bound): (">" + bound.sql, bound.arguments.first)
+        case .atLeast(let bound): (">=" + bound.sql, bound.arguments.first)
+        case .null: ("null", nil)
+        case .notNull: ("notNull", nil)
+        }
+    }
+}
+
 extension SQLBuilder {
     /// The identifier and the sort key of the first row of the results past a section
     /// boundary: the request's own filter and order with one more condition on its first

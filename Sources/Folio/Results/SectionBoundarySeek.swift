@@ -38,6 +38,18 @@ struct SectionBoundarySeek {
     let descending: Bool
     /// How a key becomes a section.
     let mode: Mode
+    /// The seek statements prepared so far, by shape (one scan's).
+    private let statements = Statements()
+
+    private struct Prepared {
+        var statement: Statement
+        /// The values the filter binds, after the bound's.
+        var filterArguments: [DatabaseValue]
+    }
+
+    private final class Statements {
+        var byShape: [String: Prepared] = [:]
+    }
 
     enum Mode: Equatable {
         /// The key itself (attribute sections).
@@ -168,9 +180,22 @@ struct SectionBoundarySeek {
         id: Int64, key: SQLiteValue
     )? {
         queries += 1
-        let fragment = SQLBuilder.sectionBoundary(query, column: column, condition: condition)
-        let statement = try db.cachedStatement(sql: fragment.sql)
-        try statement.setArguments(fragment.statementArguments)
+        // A scan makes one seek a section with a handful of statement shapes: each is built
+        // and looked up once, then only its bound changes (building the SQL and hashing it
+        // for GRDB's statement cache cost more than the seek itself).
+        let shape = condition.shape
+        let prepared: Prepared
+        if let known = statements.byShape[shape.key] {
+            prepared = known
+        } else {
+            let fragment = SQLBuilder.sectionBoundary(query, column: column, condition: condition)
+            prepared = Prepared(
+                statement: try db.cachedStatement(sql: fragment.sql),
+                filterArguments: Array(fragment.arguments.dropFirst(shape.bound == nil ? 0 : 1)))
+            statements.byShape[shape.key] = prepared
+        }
+        let statement = prepared.statement
+        try statement.setArguments(StatementArguments((shape.bound.map { [$0] } ?? []) + prepared.filterArguments))
         var row: (id: Int64, key: SQLiteValue)?
         _ = try statement.stepRows(in: db) { sqlite in
             row = (sqlite3_column_int64(sqlite, 0), SQLiteValue(sqliteStatement: sqlite, index: 1))
