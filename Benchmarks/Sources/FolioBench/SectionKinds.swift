@@ -95,7 +95,7 @@ extension Bench {
     }
 
     /// Steps `sql`'s single integer column into an array with the C API.
-    static func stepIdentifiers(_ db: Database, sql: String) throws -> [Int64] {
+    nonisolated static func stepIdentifiers(_ db: Database, sql: String) throws -> [Int64] {
         let statement = try db.cachedStatement(sql: sql)
         let s = statement.sqliteStatement
         defer { sqlite3_reset(s) }
