@@ -52,6 +52,11 @@ extension SQLBuilder {
     /// SQLite's plan of a statement (``identifiers(_:section:windowed:)``), with the same bound values.
     static func explainQueryPlan(_ sql: String) -> String { "EXPLAIN QUERY PLAN \(sql)" }
 
+    /// A read of the schema table: it makes SQLite compare the connection's schema with
+    /// the file's, and load the file's when another connection changed it (an `EXPLAIN`
+    /// alone does not).
+    static let touchSchema = "SELECT 1 FROM sqlite_master LIMIT 1"
+
     /// The identifiers in order, optionally with a section value: the scan behind every batched fetch.
     static func identifiers(_ q: CompiledQuery, section: SQLFragment? = nil, windowed: Bool = true) -> SQLFragment {
         let (sourceSQL, sourceArgs) = source(q)

@@ -81,8 +81,16 @@ public struct QueryPlan: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The plan of `fragment`, read on `db` with its bound values.
+    /// The plan of `fragment`, read on `db` with its bound values, against the file's
+    /// current schema.
+    ///
+    /// An `EXPLAIN` reads no table, so SQLite would not notice that another connection or
+    /// process changed the schema since this connection last read it (an index made or
+    /// dropped by the `sqlite3` shell), and would explain the old plan. Reading the schema
+    /// table first makes SQLite check its schema cookie and load the current schema, and
+    /// the `EXPLAIN` is prepared afresh, never kept.
     static func read(_ db: Database, _ fragment: SQLFragment) throws -> QueryPlan {
+        _ = try Int.fetchOne(db.cachedStatement(sql: SQLBuilder.touchSchema))
         let rows = try Row.fetchAll(
             db, sql: SQLBuilder.explainQueryPlan(fragment.sql), arguments: fragment.statementArguments)
         return QueryPlan(

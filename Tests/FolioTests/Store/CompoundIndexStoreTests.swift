@@ -88,6 +88,29 @@ struct CompoundIndexStoreTests {
         try store.close()
     }
 
+    /// Plans are read with a prepared `EXPLAIN` statement kept for the next fetch: an index
+    /// another process makes or drops changes the next plan read, on every connection.
+    @Test func aPlanFollowsAnIndexTheShellMakesAndDrops() throws {
+        let store = try open(NoIndexes.self, count: 300)
+        let byRank = RecordRequest<ListItem<NoIndexes>>(sortBy: [SortDescriptor(\.rank)])
+        for _ in 0..<4 {
+            let plan = try store.explain(byRank)
+            #expect(plan.scansTable && plan.sortsResults && plan.indexes.isEmpty, "\(plan)")
+        }
+        try sqliteShell(path, "CREATE INDEX shell_rank ON item(rank);")
+        for _ in 0..<4 {
+            let plan = try store.explain(byRank)
+            #expect(plan.indexes == ["shell_rank"], "\(plan.steps.map(\.detail))")
+            #expect(!plan.sortsResults)
+        }
+        try sqliteShell(path, "DROP INDEX shell_rank;")
+        for _ in 0..<4 {
+            let plan = try store.explain(byRank)
+            #expect(plan.scansTable && plan.sortsResults && plan.indexes.isEmpty, "\(plan)")
+        }
+        try store.close()
+    }
+
     @Test func folderAndReferenceKeysServeTheirRequests() throws {
         let store = try open(UnreadOldestAndBySource.self, count: 90)
         let source = try #require(try store.fetch(RecordRequest<ListSource>(sortBy: [SortDescriptor(\.id)])).first ?? nil)
