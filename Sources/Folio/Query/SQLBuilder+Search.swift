@@ -85,10 +85,17 @@ extension SQLBuilder {
         "unicode61 remove_diacritics 0 categories 'L* N* Co M*' separators '"
         + SearchText.separatorsSinceUnicode61.replacingOccurrences(of: "'", with: "''") + "'"
 
+    /// The prefix lengths, in characters, the index keeps a prefix index of (FTS5's
+    /// `prefix`): a search of a word's first one, two or three letters (`"c" *`, as typed)
+    /// reads that index's one entry per prefix instead of merging the entries of every word
+    /// that starts so. Longer prefixes match few enough words to merge.
+    static let searchPrefixLengths = "1 2 3"
+
     static func createSearchTable(_ schema: EntitySchema) -> String {
         let columns = schema.searchableKeyColumns.joined(separator: ", ")
         let tokenizer = searchTokenizer.replacingOccurrences(of: "'", with: "''")
-        return "CREATE VIRTUAL TABLE \(quote(searchTable(schema.name))) USING fts5(\(columns), tokenize = '\(tokenizer)')"
+        return
+            "CREATE VIRTUAL TABLE \(quote(searchTable(schema.name))) USING fts5(\(columns), tokenize = '\(tokenizer)', prefix = '\(searchPrefixLengths)')"
     }
 
     /// The three triggers that keep the full-text index equal to the table's searchable
