@@ -154,9 +154,12 @@ extension SQLBuilder {
     }
 
     /// The largest rowid of a table minus its smallest (`NULL` when empty; a real number
-    /// when the difference overflows): an upper bound of its row count, in O(log n).
+    /// when the difference overflows): an upper bound of its row count, in O(log n). Two
+    /// subqueries: SQLite reads a lone `min` or `max` from the end of the b-tree, but
+    /// `max(id) - min(id)` in one query scans every row.
     static func rowIDSpan(_ table: String) -> String {
-        "SELECT max(\(quote("id"))) - min(\(quote("id"))) FROM \(quote(table))"
+        let id = quote("id"), rows = quote(table)
+        return "SELECT (SELECT max(\(id)) FROM \(rows)) - (SELECT min(\(id)) FROM \(rows))"
     }
 
     /// The tables an FTS5 index keeps its internals in, after its name and `_`.

@@ -58,6 +58,21 @@ struct SearchIndexCountTests {
         #expect(small.statements.contains(where: Self.counts))
     }
 
+    /// What the opening reads of a large table reads the ends of its b-trees: SQLite's plan
+    /// searches, and scans no table (`max(id) - min(id)` in one query would scan every row).
+    @Test func theOpeningsBoundsReadTheEndsOfTheTrees() throws {
+        let file = try Self.makeFile(spread: true)
+        let queue = try DatabaseQueue(path: file.path)
+        defer { try? queue.close() }
+        for sql in [SQLBuilder.rowIDSpan("person"), SQLBuilder.searchIndexHasTableBounds("person")] {
+            let plan = try queue.read { db in
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String? ?? "" }
+            }
+            #expect(!plan.contains { $0.hasPrefix("SCAN") && $0 != "SCAN CONSTANT ROW" }, "\(sql): \(plan)")
+            #expect(plan.filter { $0.hasPrefix("SEARCH") }.count >= 2, "\(sql): \(plan)")
+        }
+    }
+
     /// A healthy large index is counted once, in the background, and not made again.
     @Test func aHealthyIndexIsCountedInTheBackgroundAndKept() async throws {
         let file = try Self.makeFile(spread: true)
