@@ -20,7 +20,7 @@ struct Options {
     var dataPath: String?
 
     /// The measurements that only read: the ones a reused data file allows.
-    static let readOnly: Set<String> = ["fetches", "firstBatch", "firstScreen", "randomAccess", "scroll"]
+    static let readOnly: Set<String> = ["fetches", "firstBatch", "firstScreen", "randomAccess", "scroll", "searchAsYouType"]
 
     static let measurements = [
         "fetches", "memory", "firstBatch", "firstScreen", "randomAccess", "scroll", "changes", "liveControllers",

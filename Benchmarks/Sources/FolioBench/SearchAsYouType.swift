@@ -81,7 +81,7 @@ extension Bench {
     func searchAsYouType() async throws {
         log("search as you type: generating \(Report.count(rows)) searchable rows (a second store)")
         let start = now()
-        let store = try makeTextStore()
+        let store = try options.dataPath.map(reusedTextStore) ?? makeTextStore()
         log(String(format: "generated in %.1f s", Double(now() - start) / 1e9))
         let sqlite = try Baselines(path: store.path!)
         try sqlite.checkpoint()

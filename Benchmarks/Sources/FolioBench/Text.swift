@@ -40,6 +40,35 @@ extension Bench {
     /// its folded keys (each word folded in Swift; a title's key is its words' keys).
     func makeTextStore() throws -> Store {
         let store = try Store.temporary(records: [TextArticle.self])
+        try fillTextStore(store)
+        return store
+    }
+
+    /// The text store of `--data-file` (the file's name with `-text` before its extension:
+    /// `bench-10m.sqlite` → `bench-10m-text.sqlite`): opened when it holds `rows` rows, generated
+    /// into otherwise. Measurements read it and never write it.
+    func reusedTextStore(_ dataPath: String) throws -> Store {
+        let path = (dataPath as NSString).deletingPathExtension + "-text.sqlite"
+        if FileManager.default.fileExists(atPath: path) {
+            let start = now()
+            let store = try Store(path: path, records: [TextArticle.self])
+            log(String(format: "opened %@ in %.2f s", path, Double(now() - start) / 1e9))
+            let count = try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM text_article") ?? 0 }
+            if count == rows {
+                log("reusing \(path): \(Report.count(count)) rows")
+                return store
+            }
+            log("\(path) holds \(Report.count(count)) rows, not \(Report.count(rows)): generating it again")
+            try store.close()
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+        log("generating \(Report.count(rows)) text rows into \(path)")
+        let store = try Store(path: path, records: [TextArticle.self])
+        try fillTextStore(store)
+        return store
+    }
+
+    private func fillTextStore(_ store: Store) throws {
         let words = Self.textVocabulary
         try store.write { tx in
             let db = tx.database
@@ -68,7 +97,6 @@ extension Bench {
                 arguments: [rows - 1, dataset.base, dataset.stride, rows, dataset.spacing])
             try db.execute(sql: "DROP TABLE temp.words")
         }
-        return store
     }
 
     func textRequest(search: String?, sortBy: [SortDescriptor<TextArticle>]) -> RecordRequest<TextArticle> {

@@ -34,7 +34,8 @@ extension FetchedResultsController {
     /// tracker) if the read fails.
     private func read(_ load: ResultsLoad) throws -> ResultsLoad.Loaded {
         do {
-            return try store.readWithCurrentKeys(load.tables) { db in try load.readFirstScreen(db) }
+            return try store.readWithCurrentKeys(load.tables, searching: load.searchedTable) { db in try load.readFirstScreen(db)
+            }
         } catch {
             load.abandon()
             throw error
@@ -68,7 +69,9 @@ extension FetchedResultsController {
         let load = try makeLoad(fetchRequest)
         let loaded: ResultsLoad.Loaded
         do {
-            loaded = try await store.readWithCurrentKeys(load.tables) { db in try load.readFirstScreen(db) }
+            loaded = try await store.readWithCurrentKeys(load.tables, searching: load.searchedTable) { db in
+                try load.readFirstScreen(db)
+            }
         } catch {
             load.abandon()
             throw error

@@ -67,6 +67,7 @@ extension Store {
             let count = request.estimatedResultCount == nil ? SQLBuilder.count(query) : nil
             let batched = request.batchSize > 0
             let diagnostics = self.diagnostics
+            try await countSearchIndex(query.searchedTable)
             try await fixUpIfStale(query.tables)
             let payload: BackgroundPayload<R> = try await read { db in
                 Self.interruptWhenCancelled(db)

@@ -205,6 +205,9 @@ struct CompiledQuery: Sendable {
         return [table] + related.map(\.table).filter { seen.insert($0).inserted }
     }
 
+    /// The table whose full-text index the query reads, when it has a search.
+    var searchedTable: String? { search == nil ? nil : table }
+
     /// The search's full-text query when results are ranked by it.
     var rankingQuery: String? { search.flatMap { $0.ranked ? $0.query : nil } }
 

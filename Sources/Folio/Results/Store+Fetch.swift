@@ -13,12 +13,14 @@ extension Store {
         try requireEntity(R.self)
         let query = try request.compile()
         if request.batchSize > 0 {
-            let (ids, _) = try readWithCurrentKeys(query.tables) { db in
+            let (ids, _) = try readWithCurrentKeys(query.tables, searching: query.searchedTable) { db in
                 try IdentifierScan.run(db, SQLBuilder.identifiers(query), diagnostics: diagnostics)
             }
             return makeResults(ids, request: request)
         }
-        let records: [R] = try readWithCurrentKeys(query.tables) { db in try fetchRecords(query, in: db) }
+        let records: [R] = try readWithCurrentKeys(query.tables, searching: query.searchedTable) { db in
+            try fetchRecords(query, in: db)
+        }
         return makeResults(records: records)
     }
 
@@ -29,12 +31,14 @@ extension Store {
         let query = try request.compile()
         if request.batchSize > 0 {
             let diagnostics = self.diagnostics
-            let (ids, _) = try await readWithCurrentKeys(query.tables) { db in
+            let (ids, _) = try await readWithCurrentKeys(query.tables, searching: query.searchedTable) { db in
                 try IdentifierScan.run(db, SQLBuilder.identifiers(query), diagnostics: diagnostics)
             }
             return makeResults(ids, request: request)
         }
-        let records: [R] = try await readWithCurrentKeys(query.tables) { [self] db in try fetchRecords(query, in: db) }
+        let records: [R] = try await readWithCurrentKeys(query.tables, searching: query.searchedTable) { [self] db in
+            try fetchRecords(query, in: db)
+        }
         return makeResults(records: records)
     }
 
@@ -44,7 +48,7 @@ extension Store {
         try requireEntity(R.self)
         let query = try request.compile()
         let fragment = SQLBuilder.count(query)
-        return try readWithCurrentKeys(query.tables) { db in
+        return try readWithCurrentKeys(query.tables, searching: query.searchedTable) { db in
             try Int.fetchOne(db, sql: fragment.sql, arguments: fragment.statementArguments) ?? 0
         }
     }
@@ -54,7 +58,7 @@ extension Store {
     public func fetchIdentifiers<R: PersistentRecord>(_ request: RecordRequest<R>) throws -> RecordIDs {
         try requireEntity(R.self)
         let query = try request.compile()
-        let (ids, _) = try readWithCurrentKeys(query.tables) { db in
+        let (ids, _) = try readWithCurrentKeys(query.tables, searching: query.searchedTable) { db in
             try IdentifierScan.run(db, SQLBuilder.identifiers(query), diagnostics: diagnostics)
         }
         return RecordIDs(ids)

@@ -155,6 +155,10 @@ extension Migrator {
         /// `PRAGMA schema_version` as the transaction left it: read before the commit, so
         /// that a migration another process commits right after is seen as a change.
         var schemaVersion: Int64
+        /// The entities whose full-text index the opening did not count
+        /// (``FoldedKeys/defersRowCount(_:_:)``): the store counts them before they answer a
+        /// search.
+        var uncountedSearchIndexes: [String] = []
     }
 
     /// Prepares the file in one transaction (see ``Migrator``).
@@ -172,6 +176,8 @@ extension Migrator {
         var opened = Opened(identity: Data(), schemaVersion: 0)
         try db.inTransaction(.immediate) {
             opened.identity = try prepare(db, model, path: path, othersOpen: othersOpen, guardian)
+            opened.uncountedSearchIndexes = try model.sortedEntities.map(\.schema)
+                .filter { try FoldedKeys.defersRowCount($0, db) }.map(\.name)
             if foreignKeys { try checkForeignKeys(db) }
             opened.schemaVersion = try Int64.fetchOne(db, sql: SQLBuilder.schemaVersion) ?? 0
             guardian.allowsCommit = true

@@ -52,6 +52,10 @@ public final class Store: Sendable {
     /// `PRAGMA schema_version` when the objects derived from folded attributes (triggers,
     /// full-text indexes, `folio_stale_keys`) were last made or checked (see ``FoldedKeys``).
     let foldedObjectsCookie = Locked<Int64>(0)
+    /// The entities whose full-text index has not had its rows counted since the opening
+    /// (``FoldedKeys/defersRowCount(_:_:)``): counted in the background, or before a search
+    /// of them, whichever comes first (``countSearchIndex(_:)``).
+    let uncountedSearchIndexes = Locked<Set<String>>([])
     /// The file while this store is counted in ``OpenStoreFiles``.
     private let openFile = Locked<FileIdentity?>(nil)
     /// What wakes the store when another process commits (``ChangeWatcher``), while open.
@@ -197,6 +201,7 @@ public final class Store: Sendable {
             identity.withLock { $0 = opened.identity }
             schemaCookie.withLock { $0 = opened.schemaVersion }
             foldedObjectsCookie.withLock { $0 = opened.schemaVersion }
+            uncountedSearchIndexes.withLock { $0 = Set(opened.uncountedSearchIndexes) }
             // Counted once open: a store still opening has no state a migration could
             // invalidate (it finds the migrated file, or its next access throws).
             if let fileIdentity {
@@ -214,6 +219,7 @@ public final class Store: Sendable {
         writer.add(transactionObserver: hub, extent: .databaseLifetime)
         let hub = self.hub
         try? writer.writeWithoutTransaction { db in try hub.start(db) }
+        countSearchIndexesInBackground()
         // `FOLIO_CHANGE_DETECTION=polling` forces the fallback (to measure or test it).
         if path != nil {
             watchExternalChanges(notifications: getenv("FOLIO_CHANGE_DETECTION").map { String(cString: $0) } != "polling")

@@ -33,7 +33,13 @@ enum FoldedKeys {
     /// so every key is computed again; a full-text index of another shape, with a trigger
     /// missing or not Folio's, or whose rows are not the table's (another program deleted
     /// or inserted some), is made again from the keys.
-    static func prepare(_ schema: EntitySchema, in db: Database) throws {
+    ///
+    /// Whether the index has as many rows as the table is counted here when the table's
+    /// rowids span at most ``countedSpan`` (a few milliseconds), or when `countingRows`; on a
+    /// larger table only its smallest and largest rowids are compared here (O(log n)), and the
+    /// store counts after the opening, before the index answers a search
+    /// (``defersRowCount(_:_:)``).
+    static func prepare(_ schema: EntitySchema, in db: Database, countingRows: Bool = false) throws {
         guard schema.hasFoldedColumns else { return }
         try db.execute(sql: SQLBuilder.createStaleKeys)
         let keyTriggersRepaired = try db.installTriggers(SQLBuilder.foldedKeyTriggers(schema))
@@ -54,7 +60,8 @@ enum FoldedKeys {
         let triggers = SQLBuilder.searchTriggers(schema)
         let existing = try String.fetchOne(db, sql: SQLBuilder.objectSQL, arguments: ["table", table])
         if existing == wanted, !fillIndex {
-            fillIndex = try !isSearchIndexIntact(schema, triggers, db)
+            let counting = try countingRows || !defersRowCount(schema, db)
+            fillIndex = try !isSearchIndexIntact(schema, triggers, db, countingRows: counting)
         }
         if existing != wanted || fillIndex {
             // Missing (a new entity, a migration dropped it), of another shape, or not
@@ -83,12 +90,38 @@ enum FoldedKeys {
         try db.installTriggers(triggers)
     }
 
+    /// The largest span of rowids (largest minus smallest) of a table whose full-text index
+    /// has its rows counted at open; beyond it, the count is the store's, after the opening.
+    static let countedSpan: Int64 = 100_000
+
+    /// Whether an opening leaves the count of the entity's full-text index's rows to the
+    /// store (``prepare(_:in:countingRows:)``): it has one, and the table's rowids span more than
+    /// ``countedSpan`` (an upper bound of its rows). O(log n).
+    static func defersRowCount(_ schema: EntitySchema, _ db: Database) throws -> Bool {
+        guard !schema.searchableKeyColumns.isEmpty else { return false }
+        let span = try Double.fetchOne(db, sql: SQLBuilder.rowIDSpan(schema.name)) ?? 0
+        return span > Double(countedSpan)
+    }
+
+    /// Whether the entity's full-text index has as many rows as its table, with the same
+    /// smallest and largest rowid. O(n) (``SQLBuilder/searchIndexHasTableRows(_:)``). An index
+    /// SQLite cannot read is not.
+    static func hasTableRows(_ schema: EntitySchema, _ db: Database) throws -> Bool {
+        guard !schema.searchableKeyColumns.isEmpty else { return true }
+        do {
+            return try Bool.fetchOne(db, sql: SQLBuilder.searchIndexHasTableRows(schema.name)) ?? false
+        } catch {
+            return false
+        }
+    }
+
     /// Whether the full-text index can be trusted: its triggers are Folio's, its tables are
-    /// there and readable, and it has the table's rows (their number and their smallest and
-    /// largest rowids, read from the index's own row table: a few milliseconds per million).
-    /// A damaged index (a table of its internals dropped by another program) is not intact.
+    /// there and readable, and it has the table's rows (their smallest and largest rowids,
+    /// and, when `countingRows`, their number: read from the index's own row table, a few
+    /// milliseconds per million). A damaged index (a table of its internals dropped by
+    /// another program) is not intact.
     private static func isSearchIndexIntact(
-        _ schema: EntitySchema, _ triggers: [(name: String, sql: String)], _ db: Database
+        _ schema: EntitySchema, _ triggers: [(name: String, sql: String)], _ db: Database, countingRows: Bool
     ) throws -> Bool {
         for trigger in triggers {
             let existing = try String.fetchOne(db, sql: SQLBuilder.objectSQL, arguments: ["trigger", trigger.name])
@@ -101,7 +134,10 @@ enum FoldedKeys {
             // Reads the index's terms and its own copy of the text: fails when their tables
             // are damaged.
             _ = try Row.fetchAll(db, sql: SQLBuilder.probeSearchTable(schema))
-            return try Bool.fetchOne(db, sql: SQLBuilder.searchIndexHasTableRows(schema.name)) ?? false
+            let check =
+                countingRows
+                ? SQLBuilder.searchIndexHasTableRows(schema.name) : SQLBuilder.searchIndexHasTableBounds(schema.name)
+            return try Bool.fetchOne(db, sql: check) ?? false
         } catch {
             return false
         }

@@ -65,6 +65,8 @@ struct ResultsLoad: Sendable {
 
     /// The tables the load reads: the list's, and those it reads through to-ones.
     var tables: [String] { updater.tokenTables }
+    /// The table whose full-text index the load searches, if it does.
+    var searchedTable: String? { updater.query.searchedTable }
 
     /// Whether later commits should rewrite the cache (windowed results are not cached live).
     var cachesLive: Bool { cacheURL != nil && !updater.query.isWindowed }
