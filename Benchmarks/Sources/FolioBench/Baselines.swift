@@ -25,19 +25,7 @@ struct Baselines {
 
     /// `limit`: every identifier in sort order.
     func identifiers() throws -> [Int64] {
-        try queue.read { db in
-            let statement = try db.cachedStatement(sql: BaselineSQL.identifiers)
-            let s = statement.sqliteStatement
-            defer { sqlite3_reset(s) }
-            var ids: [Int64] = []
-            while true {
-                let code = sqlite3_step(s)
-                if code == SQLITE_DONE { break }
-                guard code == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: code)) }
-                ids.append(sqlite3_column_int64(s, 0))
-            }
-            return ids
-        }
+        try queue.read { db in try Bench.stepIdentifiers(db, sql: BaselineSQL.identifiers) }
     }
 
     /// `limit`: the records of `ids`, in one statement.

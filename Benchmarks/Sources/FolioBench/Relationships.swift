@@ -249,7 +249,7 @@ extension Bench {
             // What store.fetch does: SQLite stepping every child's identifier.
             let idsWatch = Stopwatch()
             let allIDs = try readNow(grdb) { db in
-                try Self.stepIdentifiers(db, sql: idsSQL.replacingOccurrences(of: "?", with: "1"))
+                try Self.stepIdentifiers(db, sql: idsSQL, arguments: [1])
             }
             let idsLap = idsWatch.lap()
             precondition(allIDs.count == children)

@@ -94,9 +94,13 @@ extension Bench {
         }
     }
 
-    /// Steps `sql`'s single integer column into an array with the C API.
-    nonisolated static func stepIdentifiers(_ db: Database, sql: String) throws -> [Int64] {
+    /// Steps `sql`'s single integer column into an array with the C API (the baselines that
+    /// read identifiers: `limit` and its siblings).
+    nonisolated static func stepIdentifiers(
+        _ db: Database, sql: String, arguments: StatementArguments = StatementArguments()
+    ) throws -> [Int64] {
         let statement = try db.cachedStatement(sql: sql)
+        try statement.setArguments(arguments)
         let s = statement.sqliteStatement
         defer { sqlite3_reset(s) }
         var ids: [Int64] = []

@@ -44,9 +44,8 @@ struct SeekScan {
 
 /// Scans `request` sectioned by `key` as a controller does, with the section boundary seeks
 /// allowed or not.
-func seekScan(
-    _ store: Store, _ request: RecordRequest<SeekItem>, _ key: SectionKey<SeekItem>, seeks: Bool,
-    until rule: FirstScreenRule? = nil
+func seekScan<R: PersistentRecord>(
+    _ store: Store, _ request: RecordRequest<R>, _ key: SectionKey<R>, seeks: Bool, until rule: FirstScreenRule? = nil
 ) throws -> SeekScan {
     let query = try request.compile(requireSort: true)
     let expression = key.expression(source: try key.source(under: query), table: query.table)
@@ -414,20 +413,9 @@ extension SectionBoundarySeekTests {
         let zone = TimeZone(secondsFromGMT: -18_000)!
         let filtered = RecordRequest<SeekFlagItem>(
             predicate: #Predicate { $0.flag == true }, sortBy: [SortDescriptor(\.stamp, order: order)])
-        func scan(_ request: RecordRequest<SeekFlagItem>, seeks: Bool) throws -> (ids: [Int64], runs: [String], seeks: Int) {
-            let query = try request.compile(requireSort: true)
-            let key = SectionKey<SeekFlagItem>.day(\.stamp, timeZone: zone)
-            let updater = ResultsUpdater(
-                query: query, section: key.expression(source: try key.source(under: query), table: query.table),
-                diagnostics: store.diagnostics)
-            store.diagnostics.seeksSectionBoundaries = seeks
-            defer { store.diagnostics.seeksSectionBoundaries = true }
-            let before = store.diagnostics.counters.sectionBoundarySeeks
-            let state = try store.readSync { db in try updater.scan(db) }
-            return (
-                Array(state.ids), state.runs.map { "\($0.value)×\($0.count)" },
-                store.diagnostics.counters.sectionBoundarySeeks - before
-            )
+        let key = SectionKey<SeekFlagItem>.day(\.stamp, timeZone: zone)
+        func scan(_ request: RecordRequest<SeekFlagItem>, seeks: Bool) throws -> SeekScan {
+            try seekScan(store, request, key, seeks: seeks)
         }
         let seek = try scan(filtered, seeks: true)
         let rowByRow = try scan(filtered, seeks: false)
@@ -509,20 +497,8 @@ extension SectionBoundarySeekTests {
             (RecordRequest(predicate: predicate, sortBy: [SortDescriptor(\.title, order: order)]), .firstLetter(\.title)),
         ]
         for (index, (request, key)) in cases.enumerated() {
-            func scan(seeks: Bool) throws -> SeekScan {
-                let query = try request.compile(requireSort: true)
-                let expression = key.expression(source: try key.source(under: query), table: query.table)
-                let updater = ResultsUpdater(query: query, section: expression, diagnostics: store.diagnostics)
-                store.diagnostics.seeksSectionBoundaries = seeks
-                defer { store.diagnostics.seeksSectionBoundaries = true }
-                let before = store.diagnostics.counters.sectionBoundarySeeks
-                let (state, complete) = try store.readSync { db in try updater.scan(db, until: nil) }
-                return SeekScan(
-                    ids: Array(state.ids), runs: state.runs.map { "\(SeekScan.describe($0.value))×\($0.count)" },
-                    complete: complete, seeks: store.diagnostics.counters.sectionBoundarySeeks - before)
-            }
-            let seek = try scan(seeks: true)
-            let rowByRow = try scan(seeks: false)
+            let seek = try seekScan(store, request, key, seeks: true)
+            let rowByRow = try seekScan(store, request, key, seeks: false)
             #expect(seek.ids == rowByRow.ids, "case \(index)")
             #expect(seek.runs == rowByRow.runs, "case \(index)")
             #expect(rowByRow.seeks == 0)
