@@ -45,8 +45,13 @@ public final class Diagnostics: Sendable {
         /// keeping the rows the search matches, instead of sorting every match (see
         /// <doc:SearchingAndSortingText>).
         public var searchWalks = 0
-        /// Such walks given up for the usual plan: the sort order's first rows matched too
-        /// rarely for a first screen within a budget proportional to the matches.
+        /// Those of ``searchWalks`` that tested each row's indexed text against the search
+        /// (with the index's own tokenizer) instead of reading every match from the index
+        /// first: searches that many rows match.
+        public var matchingWalks = 0
+        /// Walks given up: the sort order's first rows matched too rarely for a first screen
+        /// within the walk's budget. A walk testing rows is then followed by one reading the
+        /// matches first; that one by the usual plan.
         public var searchWalksAbandoned = 0
         /// Rows of the change log read: the rows other processes' commits and the store's
         /// own changed, as the log tells them (see <doc:StoresAndFiles>).
@@ -83,6 +88,7 @@ public final class Diagnostics: Sendable {
         var expanded = false
         var queryPlans = false
         var seeksSectionBoundaries = true
+        var walksTestingRows = true
     }
 
     private let state: Locked<State>
@@ -152,6 +158,14 @@ public final class Diagnostics: Sendable {
     var seeksSectionBoundaries: Bool {
         get { state.withLock { $0.seeksSectionBoundaries } }
         set { state.withLock { $0.seeksSectionBoundaries = newValue } }
+    }
+
+    /// Whether a search's first screen may be walked testing each row against the search
+    /// (`SearchWalk.matchingWalk`); tests switch it off to reach the walk that reads the
+    /// matches first.
+    var walksTestingRows: Bool {
+        get { state.withLock { $0.walksTestingRows } }
+        set { state.withLock { $0.walksTestingRows = newValue } }
     }
 
     /// Why the live lists last rescanned because the change log could not tell which rows

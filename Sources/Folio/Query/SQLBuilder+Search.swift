@@ -85,6 +85,13 @@ extension SQLBuilder {
         "unicode61 remove_diacritics 0 categories 'L* N* Co M*' separators '"
         + SearchText.separatorsSinceUnicode61.replacingOccurrences(of: "'", with: "''") + "'"
 
+    /// ``searchTokenizer`` as the name and arguments FTS5 reads from it: what a
+    /// ``SearchMatcher`` creates the same tokenizer from.
+    static let searchTokenizerComponents = [
+        "unicode61", "remove_diacritics", "0", "categories", "L* N* Co M*", "separators",
+        SearchText.separatorsSinceUnicode61,
+    ]
+
     /// The prefix lengths, in characters, the index keeps a prefix index of (FTS5's
     /// `prefix`): a search of a word's first one, two or three letters (`"c" *`, as typed)
     /// reads that index's one entry per prefix instead of merging the entries of every word
@@ -212,6 +219,12 @@ extension SQLBuilder {
     static func searchMatches(table: String, query: String) -> SQLFragment {
         let fts = quote(searchTable(table))
         return SQLFragment("SELECT rowid FROM \(fts) WHERE \(fts) MATCH ? ORDER BY rowid", [query.databaseValue])
+    }
+
+    /// The indexed text of one row, read from the full-text index itself (its own copy of
+    /// what it tokenized): no row when the index does not hold the rowid.
+    static func searchContent(table: String, columns: [String]) -> String {
+        "SELECT \(columns.map(quote).joined(separator: ", ")) FROM \(quote(searchTable(table))) WHERE rowid = ?"
     }
 
     /// A text placeholder for arbitrary bytes (a prefix's upper bound need not be UTF-8).

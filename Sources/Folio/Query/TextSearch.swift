@@ -84,7 +84,8 @@ public struct TextSearch<R: PersistentRecord>: @unchecked Sendable {
         let terms = SearchText.terms(of: text, prefixes: matchesPrefixes)
         return SearchClause(
             table: entity.name, query: terms.isEmpty ? nil : SearchText.query(terms, columns: columns),
-            ranked: ranksByRelevance)
+            ranked: ranksByRelevance, terms: terms, columns: columns,
+            indexedColumns: searchable.map { ColumnSchema.foldedKeyColumn(of: $0.column) })
     }
 }
 
@@ -94,6 +95,12 @@ struct SearchClause: Sendable, Hashable {
     var table: String
     var query: String?
     var ranked: Bool
+    /// The terms `query` was written from, every one required.
+    var terms: [SearchText.Term] = []
+    /// The index columns the terms must appear in (`query`'s column filter); empty for any.
+    var columns: [String] = []
+    /// Every column of the entity's full-text index.
+    var indexedColumns: [String] = []
 }
 
 /// Reads a user's search text into FTS5 query terms (``TextSearch`` documents the rules).

@@ -140,9 +140,10 @@ struct FtsWalkItem: PersistentRecord {
     /// and the completed list are the brute force's and the usual plan's, and the walk ran
     /// whenever more rows than a screen match (and was never given up: every search here
     /// matches at least 1 row in 25).
-    @Test(arguments: [120, 1_500, 6_000])
-    func walkedFirstScreensAreTheUsualPlansAndTheBruteForces(size: Int) async throws {
+    @Test(arguments: [120, 1_500, 6_000], [false, true])
+    func walkedFirstScreensAreTheUsualPlansAndTheBruteForces(size: Int, testingRows: Bool) async throws {
         let store = try Store.temporary(records: [FtsWalkItem.self])
+        store.diagnostics.walksTestingRows = testingRows
         let all = try Self.insert(store, Self.items(size))
         let searches = [
             "c", "ca", "caf", "cafe", "CAFÉ", "cafe\u{301}", "Ç", "ça", "cr", "crème", "str", "strasse", "i", "ipad",
@@ -160,12 +161,21 @@ struct FtsWalkItem: PersistentRecord {
                 let shown = TableViewModel(controller.snapshot).sections
                 let label = "“\(search)”, kind \(kind.map(String.init) ?? "any"), \(matchCount) matches of \(size)"
                 #expect(Self.isFirstScreen(shown, of: expected), "\(label)")
-                #expect(counters.searchWalksAbandoned == before.searchWalksAbandoned, "\(label)")
-                // The walk runs when the search (the predicate aside) matches more rows than a screen.
-                let searchMatches = Self.expected(all, search, kind: nil).joined().count
-                #expect(
-                    counters.searchWalks == before.searchWalks + (searchMatches > 50 ? 1 : 0),
-                    "\(label): the walk runs when more rows than a screen match")
+                if !testingRows {
+                    #expect(counters.searchWalksAbandoned == before.searchWalksAbandoned, "\(label)")
+                    // The walk runs when the search (the predicate aside) matches more rows than a screen.
+                    let searchMatches = Self.expected(all, search, kind: nil).joined().count
+                    #expect(
+                        counters.searchWalks == before.searchWalks + (searchMatches > 50 ? 1 : 0),
+                        "\(label): the walk runs when more rows than a screen match")
+                    #expect(counters.matchingWalks == before.matchingWalks)
+                } else if size <= SearchWalk.matchingBudget {
+                    // Within its budget a walk testing rows finds a screen or the list's end.
+                    #expect(counters.searchWalksAbandoned == before.searchWalksAbandoned, "\(label)")
+                    #expect(counters.searchWalks == before.searchWalks + 1, "\(label)")
+                    #expect(counters.matchingWalks == before.matchingWalks + 1, "\(label)")
+                    #expect(controller.isComplete == (matchCount <= 50), "\(label)")
+                }
                 if matchCount > 50 {
                     #expect(shown.joined().count == 51, "\(label)")
                     #expect(!controller.isComplete, "\(label)")
@@ -197,6 +207,7 @@ struct FtsWalkItem: PersistentRecord {
     @Test(arguments: [49, 50, 51, 52])
     func fewerMatchesThanAScreenAreNotWalked(matches: Int) async throws {
         let store = try Store.temporary(records: [FtsWalkItem.self])
+        store.diagnostics.walksTestingRows = false
         let items = (0..<3_000).map { i in
             FtsWalkItem(i % 50 == 7 && i / 50 < matches ? "Zebra \(i)" : "plain \(i)", hour: i % 500)
         }
@@ -210,6 +221,54 @@ struct FtsWalkItem: PersistentRecord {
         #expect(controller.fetchedObjects?.count == matches)
     }
 
+    /// A walk testing rows needs no count of the matches: on a list within its budget it
+    /// finds a screen, or reaches the end with every match — the whole list, complete at once.
+    @Test(arguments: [0, 1, 49, 50, 51, 52])
+    func aWalkTestingRowsFindsFewMatchesToTheEnd(matches: Int) async throws {
+        let store = try Store.temporary(records: [FtsWalkItem.self])
+        let items = (0..<3_000).map { i in
+            FtsWalkItem(i % 50 == 7 && i / 50 < matches ? "Zebra \(i)" : "plain \(i)", hour: i % 500)
+        }
+        let all = try Self.insert(store, items)
+        let before = store.diagnostics.counters
+        let (controller, _) = Self.controller(store, Self.request("ze"))
+        try fetchNow(controller)
+        let counters = store.diagnostics.counters
+        #expect(counters.matchingWalks == before.matchingWalks + 1)
+        #expect(counters.searchWalksAbandoned == before.searchWalksAbandoned)
+        #expect(controller.isComplete == (matches <= 50))
+        #expect(Self.isFirstScreen(TableViewModel(controller.snapshot).sections, of: Self.expected(all, "ze", kind: nil)))
+        try await controller.waitUntilComplete()
+        #expect(TableViewModel(controller.snapshot).sections == Self.expected(all, "ze", kind: nil))
+        #expect(controller.fetchedObjects?.count == matches)
+    }
+
+    /// The budget of a walk testing rows: 4,096 rows. The 100 matches are the oldest rows,
+    /// after `others` newer ones: the 51st match is the row `others + 51`, the budget's last
+    /// row for one count of `others` and past it for one more — then the walk is given up
+    /// and the walk reading the matches first (whose budget is larger) finds the same screen.
+    @Test(arguments: [0, 1])
+    func aWalkTestingRowsPastItsBudgetIsGivenUp(pastBudget: Int) async throws {
+        let others = SearchWalk.matchingBudget - 51 + pastBudget
+        let store = try Store.temporary(records: [FtsWalkItem.self])
+        let items =
+            (0..<100).map { FtsWalkItem("Quartz \($0)", hour: $0 % 40) }
+            + (0..<others).map { FtsWalkItem("plain \($0)", hour: 100 + $0 / 3) }
+        let all = try Self.insert(store, items)
+        let before = store.diagnostics.counters
+        let (controller, _) = Self.controller(store, Self.request("qu"))
+        try fetchNow(controller)
+        let counters = store.diagnostics.counters
+        #expect(counters.searchWalks == before.searchWalks + 1)
+        #expect(counters.matchingWalks == before.matchingWalks + 1 - pastBudget)
+        #expect(counters.searchWalksAbandoned == before.searchWalksAbandoned + pastBudget)
+        let expected = Self.expected(all, "qu", kind: nil)
+        #expect(Self.isFirstScreen(TableViewModel(controller.snapshot).sections, of: expected))
+        #expect(TableViewModel(controller.snapshot).sections.joined().count == 51)
+        try await controller.waitUntilComplete()
+        #expect(TableViewModel(controller.snapshot).sections == expected)
+    }
+
     /// The budget: with `m` matches, the walk steps at most `8m + 4,096` rows for its first
     /// screen. The 100 matches are the oldest rows, after `others` newer ones: the 51st
     /// match is the row `others + 51`, within the budget for one count of `others` and
@@ -221,6 +280,7 @@ struct FtsWalkItem: PersistentRecord {
         let budget = matches * SearchWalk.budgetFactor + SearchWalk.budgetSlack
         let others = budget - 50 + pastBudget
         let store = try Store.temporary(records: [FtsWalkItem.self])
+        store.diagnostics.walksTestingRows = false
         let items =
             (0..<matches).map { FtsWalkItem("Quartz \($0)", hour: $0 % 40) }
             + (0..<others).map { FtsWalkItem("plain \($0)", hour: 100 + $0 / 3) }
@@ -257,8 +317,10 @@ struct FtsWalkItem: PersistentRecord {
     }
 
     /// The SQL log names the walk and what it read.
-    @Test func theSQLLogShowsTheWalk() async throws {
+    @Test(arguments: [false, true])
+    func theSQLLogShowsTheWalk(testingRows: Bool) async throws {
         let store = try Store.temporary(records: [FtsWalkItem.self])
+        store.diagnostics.walksTestingRows = testingRows
         _ = try Self.insert(store, Self.items(1_000))
         let lines = Locked<[String]>([])
         store.diagnostics.logSQL { line in lines.withLock { $0.append(line) } }
@@ -270,8 +332,13 @@ struct FtsWalkItem: PersistentRecord {
         store.diagnostics.logSQL(nil)
         gate.release()
         let log = lines.withLock { $0 }
-        #expect(log.contains { $0.hasPrefix("SELECT rowid FROM \"folio_fts_walk_item_fts\"") })
-        #expect(log.contains { $0.hasPrefix("SEARCH WALK: 51 of ") })
+        let readsMatches = log.contains { $0.hasPrefix("SELECT rowid FROM \"folio_fts_walk_item_fts\" WHERE") }
+        #expect(readsMatches == !testingRows)
+        #expect(log.contains { $0.hasPrefix(testingRows ? "SEARCH WALK: 51 rows matched in " : "SEARCH WALK: 51 of ") })
+        // A walk testing rows reads each row's indexed text by its rowid.
+        #expect(
+            log.contains { $0 == "SELECT \"folio_title_folded\" FROM \"folio_fts_walk_item_fts\" WHERE rowid = ?" }
+                == testingRows)
         #expect(!log.contains { $0.contains("MATCH") && $0.hasPrefix("SELECT \"id\"") }, "the usual plan did not run")
         try await controller.waitUntilComplete()
     }
@@ -281,11 +348,12 @@ struct FtsWalkItem: PersistentRecord {
     /// screen and the completion (before its snapshot: the first screen is walked again in
     /// it; after: the tracker catches up). The completed list is the brute force's over the
     /// rows then in the table, and every change set applies to what the app was shown.
-    @Test(arguments: [-1, 0])
-    func theShellWritesBetweenTheWalkedFirstScreenAndTheCompletion(heldAt point: Int) async throws {
+    @Test(arguments: [-1, 0], [false, true])
+    func theShellWritesBetweenTheWalkedFirstScreenAndTheCompletion(heldAt point: Int, testingRows: Bool) async throws {
         let directory = try ScratchDirectory()
         let path = directory.path("store.sqlite")
         let store = try Store(path: path, records: [FtsWalkItem.self])
+        store.diagnostics.walksTestingRows = testingRows
         let all = try Self.insert(store, Self.items(4_000))
         let request = Self.request("ca")
         let first = Self.expected(all, "ca", kind: nil).joined().map(\.rawValue)

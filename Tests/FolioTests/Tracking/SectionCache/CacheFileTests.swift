@@ -107,19 +107,24 @@ extension Durability {
             #expect(try await cachedFetch(store) == .reused, "the rebuilt cache is good again")
         }
 
-        /// Rewrites a cache file: same magic, the header changed, the checksum recomputed.
-        /// (The layout — magic, 32-bit header length, JSON header, identifiers, 64-bit
-        /// checksum — is the same in cache formats 1 and 2.)
+        /// Rewrites a cache file: same magic and key block, the header changed, the checksum
+        /// recomputed. (The layout of format 3: magic, 32-bit key length, JSON key, its 64-bit
+        /// checksum, 32-bit header length, JSON header, identifiers, 64-bit checksum.)
         static func rewrite(_ url: URL, _ damage: Damage) throws {
             let data = try Data(contentsOf: url)
-            let magic = data.prefix(8)
-            let length = Int(data[8..<12].withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) })
-            var header = try #require(try JSONSerialization.jsonObject(with: data[12..<(12 + length)]) as? [String: Any])
-            var identifiers = Data(data[(12 + length)..<(data.count - 8)])
+            #expect(data.prefix(8) == Data("FOLIOSC3".utf8))
+            let keyLength = Int(data[8..<12].withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) })
+            let keyBlockEnd = 12 + keyLength + 8
+            let length = Int(
+                data[keyBlockEnd..<(keyBlockEnd + 4)].withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) })
+            let headerStart = keyBlockEnd + 4
+            var header = try #require(
+                try JSONSerialization.jsonObject(with: data[headerStart..<(headerStart + length)]) as? [String: Any])
+            var identifiers = Data(data[(headerStart + length)..<(data.count - 8)])
             damage.header(&header)
             damage.identifiers(&identifiers)
             let headerData = try JSONSerialization.data(withJSONObject: header)
-            var rewritten = Data(magic)
+            var rewritten = Data(data.prefix(keyBlockEnd))
             withUnsafeBytes(of: (damage.headerLength?(headerData.count) ?? UInt32(headerData.count)).littleEndian) {
                 rewritten.append(contentsOf: $0)
             }

@@ -112,6 +112,60 @@ struct SectionCacheTests {
         #expect(reason == "entity version hash differs")
     }
 
+    /// A cache is judged by its key block first: another request's cache is turned down
+    /// without reading past that block (a tail cut off is not even seen), while the wanted
+    /// request's cache is read whole and checked (the same cut is caught). Damage inside
+    /// the key block fails its own checksum, and a cache of format 2 is never read.
+    @Test func theKeyBlockIsJudgedBeforeTheRestIsRead() async throws {
+        let store = try Store(path: path, records: [Article.self])
+        try seed(store, count: 3000)
+        _ = try await fetch(store, request())
+        let url = try SectionCache.url(forName: "feed", in: store)
+        let data = try Data(contentsOf: url)
+        #expect(data.prefix(8) == Data("FOLIOSC3".utf8))
+        let keyLength = Int(data[8..<12].withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) })
+        let keyEnd = 12 + keyLength + 8
+        #expect(keyLength < 2048, "the key block is small")
+        #expect(data.count > keyEnd + 3000 * 8, "and the file is not")
+
+        // Cut right after the key block: another request never reads the cut part.
+        try data.prefix(keyEnd).write(to: url)
+        let (other, otherSnapshot, _) = try await fetch(store, request(#Predicate { $0.score < 100 }))
+        #expect(other == .rebuilt("fetch request differs"))
+        #expect(otherSnapshot.numberOfItems > 0)
+        // The same cut, for the request it was written for: caught.
+        for cut in [keyEnd, keyEnd + 4, data.count - 8, data.count - 1] {
+            try data.prefix(cut).write(to: url)
+            let (outcome, snapshot, scans) = try await fetch(store, request())
+            #expect(outcome == .rebuilt("checksum mismatch (truncated or corrupt)"), "cut at \(cut) of \(data.count)")
+            #expect(scans == 1)
+            #expect(snapshot.numberOfItems == 3000)
+        }
+        // A byte of the key changed, the key length absurd, the key cut: the key's checksum.
+        var flipped = data
+        flipped[12 + keyLength / 2] ^= 0x01
+        var huge = data
+        huge.replaceSubrange(8..<12, with: [0xFF, 0xFF, 0xFF, 0xFF])
+        var wrongSum = data
+        wrongSum[keyEnd - 1] ^= 0x80
+        for (name, damaged) in [
+            ("flipped", flipped), ("huge", huge), ("key sum", wrongSum), ("cut", data.prefix(12 + keyLength)),
+        ] {
+            try damaged.write(to: url)
+            let (outcome, snapshot, _) = try await fetch(store, request())
+            #expect(outcome == .rebuilt("checksum mismatch (truncated or corrupt)"), "\(name)")
+            #expect(snapshot.numberOfItems == 3000)
+        }
+        // A cache of format 2 (same bytes otherwise) is never read.
+        var older = data
+        older[7] = UInt8(ascii: "2")
+        try older.write(to: url)
+        let (outcome, _, _) = try await fetch(store, request())
+        #expect(outcome == .rebuilt("written by another version of Folio (cache format 2)"))
+        // And the file written last is good.
+        #expect(try await fetch(store, request()).0 == .reused)
+    }
+
     @Test(arguments: ["truncated", "flipped", "garbage", "empty"])
     func corruptFilesAreRebuiltWithoutACrash(_ damage: String) async throws {
         let store = try Store(path: path, records: [Article.self])
