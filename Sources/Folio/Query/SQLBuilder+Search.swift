@@ -227,6 +227,9 @@ extension SQLBuilder {
         "SELECT \(columns.map(quote).joined(separator: ", ")) FROM \(quote(searchTable(table))) WHERE rowid = ?"
     }
 
+    /// The table's largest rowid (one seek at the end of its b-tree), `NULL` when empty.
+    static func largestRowid(table: String) -> String { "SELECT max(rowid) FROM \(quote(table))" }
+
     /// A text placeholder for arbitrary bytes (a prefix's upper bound need not be UTF-8).
     static func textPlaceholder(bytes: [UInt8]) -> SQLFragment {
         SQLFragment("CAST(? AS TEXT)", [Data(bytes).databaseValue])
