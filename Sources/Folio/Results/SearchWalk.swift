@@ -100,11 +100,11 @@ extension SearchWalk {
         Swift.min(4096, Swift.max(256, Int((Double(Swift.max(largestRowid, 0)).squareRoot() * 1.2).rounded(.down))))
     }
 
-    /// Whether a walk testing rows gives up: past a quarter of its `budget`, as soon as the
+    /// Whether a walk testing rows gives up: past an eighth of its `budget`, as soon as the
     /// rate of rows kept so far says the screen would take more than the budget.
     @inline(__always)
     static func givesUp(kept: Int, stepped: Int, screen: Int, budget: Int) -> Bool {
-        kept < screen && stepped >= budget / 4 && kept * budget < screen * stepped
+        kept < screen && stepped >= budget / 8 && kept * budget < screen * stepped
     }
 
     /// The first screen found by testing each row of the list's order against the search

@@ -225,15 +225,15 @@ struct FtsWalkItem: PersistentRecord {
         #expect(controller.fetchedObjects?.count == matches)
     }
 
-    /// A walk testing rows needs no count of the matches: a list shorter than a quarter of
-    /// its budget is walked to its screen or to its end with every match — the whole
-    /// list, complete at once.
-    @Test(arguments: [0, 1, 49, 50, 51, 52])
-    func aWalkTestingRowsFindsFewMatchesToTheEnd(matches: Int) async throws {
+    /// A walk testing rows needs no count of the matches: a short list, or one whose top
+    /// rows match, is walked to its screen or to its end with every match — the whole list,
+    /// complete at once.
+    @Test(arguments: [(30, 0), (30, 1), (30, 30), (60, 49), (60, 50), (60, 51), (60, 52)])
+    func aWalkTestingRowsFindsFewMatchesToTheEnd(rows: Int, matches: Int) async throws {
         let store = try Store.temporary(records: [FtsWalkItem.self])
-        let items = (0..<60).map { i in FtsWalkItem(i < matches ? "Zebra \(i)" : "plain \(i)", hour: i % 7) }
+        let items = (0..<rows).map { i in FtsWalkItem(i < matches ? "Zebra \(i)" : "plain \(i)", hour: 100 - i) }
         let all = try Self.insert(store, items)
-        #expect(SearchWalk.matchingBudget(largestRowid: 60) / 4 > 60)
+        #expect(SearchWalk.matchingBudget(largestRowid: Int64(rows)) / 8 > 30)
         let before = store.diagnostics.counters
         let (controller, _) = Self.controller(store, Self.request("ze"))
         try fetchNow(controller)
@@ -256,11 +256,11 @@ struct FtsWalkItem: PersistentRecord {
         #expect(SearchWalk.matchingBudget(largestRowid: 1_000_000) == 1_200)
         #expect(SearchWalk.matchingBudget(largestRowid: 10_000_000) == 3_794)
         #expect(SearchWalk.matchingBudget(largestRowid: Int64.max) == 4_096)
-        // Given up only past a quarter of the budget, at a rate projecting past it.
-        #expect(!SearchWalk.givesUp(kept: 0, stepped: 63, screen: 51, budget: 256))
-        #expect(SearchWalk.givesUp(kept: 0, stepped: 64, screen: 51, budget: 256))
-        #expect(!SearchWalk.givesUp(kept: 13, stepped: 64, screen: 51, budget: 256))
-        #expect(SearchWalk.givesUp(kept: 12, stepped: 64, screen: 51, budget: 256))
+        // Given up only past an eighth of the budget, at a rate projecting past it.
+        #expect(!SearchWalk.givesUp(kept: 0, stepped: 31, screen: 51, budget: 256))
+        #expect(SearchWalk.givesUp(kept: 0, stepped: 32, screen: 51, budget: 256))
+        #expect(!SearchWalk.givesUp(kept: 7, stepped: 32, screen: 51, budget: 256))
+        #expect(SearchWalk.givesUp(kept: 6, stepped: 32, screen: 51, budget: 256))
         #expect(!SearchWalk.givesUp(kept: 51, stepped: 4_000, screen: 51, budget: 256))
     }
 
