@@ -112,7 +112,7 @@ extension Bench {
         log("search as you type (\(filter.id)): each keystroke's first screen against SQLite's own LIMIT \(Self.screenRows)")
         let keys = filter.keystrokes
         var folio = [String: Samples](), baseline = [String: Samples](), matches = [String: Int]()
-        var incomplete = [String: Int](), walked = [String: Int]()
+        var incomplete = [String: Int](), walked = [String: Int](), tested = [String: Int]()
         for rep in 0...repetitions {
             let (c, _) = try await typedController(filter, store: store)
             for text in keys {
@@ -122,11 +122,13 @@ extension Bench {
                 let baselineLap = baselineWatch.lap()
 
                 let walksBefore = store.diagnostics.counters.searchWalks
+                let testingBefore = store.diagnostics.counters.matchingWalks
                 let watch = Stopwatch()
                 try c.setRequest(filter.request(text))
                 let (records, _) = Self.firstScreen(of: c, rows: Self.screenRows)
                 let lap = watch.lap()
                 if rep > 0, store.diagnostics.counters.searchWalks > walksBefore { walked[text, default: 0] += 1 }
+                if rep > 0, store.diagnostics.counters.matchingWalks > testingBefore { tested[text, default: 0] += 1 }
                 if rep > 0, !c.isComplete { incomplete[text, default: 0] += 1 }
                 guard records.map({ $0.id?.rawValue }) == expected else {
                     throw BenchError.wrongResults(
@@ -162,7 +164,9 @@ extension Bench {
                     detail: "\(Report.count(matches[text] ?? 0)) of \(Report.count(rows)) rows match; "
                         + "\(incomplete[text] ?? 0) of \(folio[text]!.count) keystrokes returned with a first screen"
                         + (filter.id == "text"
-                            ? " (\(walked[text] ?? 0) read by walking the date index for the matches, Diagnostics.searchWalks); "
+                            ? " (\(walked[text] ?? 0) read by walking the date index, Diagnostics.searchWalks: "
+                                + "\(tested[text] ?? 0) testing each row against the search, "
+                                + "\((walked[text] ?? 0) - (tested[text] ?? 0)) after reading every match); "
                             : "; ")
                         + (text == keys[0] ? "SQLite's plan: \(plan)" : "")))
         }
