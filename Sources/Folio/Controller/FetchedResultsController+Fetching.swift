@@ -221,6 +221,8 @@ extension FetchedResultsController {
     /// Shows the complete results — one change set, ``ChangeSet/isCompletion`` — then starts
     /// the tracker from them, which catches up with the commits that landed meanwhile.
     private func installCompletion(_ load: ResultsLoad, _ loaded: ResultsLoad.Loaded) {
+        // A first screen shown before a large cache: whether the completion could read it.
+        lastCacheOutcome = loaded.outcome
         let state = load.present(loaded.full)
         // Always true (the completion reads the snapshot the first screen came from): checked,
         // since a change set that did not lead from what is shown would corrupt a table view.

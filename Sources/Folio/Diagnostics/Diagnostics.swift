@@ -89,6 +89,7 @@ public final class Diagnostics: Sendable {
         var queryPlans = false
         var seeksSectionBoundaries = true
         var walksTestingRows = true
+        var largeCacheBytes: UInt64 = 4 << 20
     }
 
     private let state: Locked<State>
@@ -166,6 +167,14 @@ public final class Diagnostics: Sendable {
     var walksTestingRows: Bool {
         get { state.withLock { $0.walksTestingRows } }
         set { state.withLock { $0.walksTestingRows = newValue } }
+    }
+
+    /// The size from which a valid section cache is read by the background completion, after
+    /// a first screen is shown, rather than before it: 4 MiB (half a million identifiers),
+    /// which take longer to read than a first screen. Tests lower it.
+    var largeCacheBytes: UInt64 {
+        get { state.withLock { $0.largeCacheBytes } }
+        set { state.withLock { $0.largeCacheBytes = newValue } }
     }
 
     /// Why the live lists last rescanned because the change log could not tell which rows

@@ -52,7 +52,7 @@ extension ResultsLoad {
                 if shown.complete { return (shown, nil) }
             }
             let completion = Completion()
-            let outcome = shown.outcome
+            let outcome = shown.outcome, cacheDeferred = shown.cacheDeferred
             // A thread of its own, not a global dispatch queue: a read of many seconds must not
             // hold one of the few threads that run Swift concurrency's jobs (on Linux both
             // come from the same pool, as wide as the machine has cores).
@@ -63,11 +63,18 @@ extension ResultsLoad {
                         completion.interruptWhenCancelled(db)
                         defer { sqlite3_progress_handler(db.sqliteConnection, 0, nil, nil) }
                         hook?(0)
+                        var scanned = outcome
+                        if cacheDeferred, let cacheURL = load.cacheURL {
+                            switch SectionCache.read(cacheURL, expecting: load.fingerprint, token: token) {
+                            case .success(let full): return Loaded(full: full, outcome: .reused, token: token)
+                            case .failure(let reason): scanned = .rebuilt(reason)
+                            }
+                        }
                         let (full, _) = try load.updater.scan(db, until: nil) { rows in
                             hook?(rows)
                             try completion.note(rows)
                         }
-                        return Loaded(full: full, outcome: outcome, token: token)
+                        return Loaded(full: full, outcome: scanned, token: token)
                     }
                 }
                 completion.finish(result, diagnostics: diagnostics)

@@ -47,6 +47,9 @@ struct ResultsLoad: Sendable {
         /// `false` for a first screen: `full` holds the first rows only, and the rest is
         /// read by a ``Completion``.
         var complete = true
+        /// A first screen read before a large valid cache: the completion reads the rest from
+        /// the cache (when it is still valid in its snapshot) instead of scanning.
+        var cacheDeferred = false
     }
 
     /// Creates the load, subscribing a tracker to `store` when `tracking`.
@@ -80,13 +83,21 @@ struct ResultsLoad: Sendable {
     func read(_ db: Database, firstScreen: FirstScreenRule? = nil) throws -> Loaded {
         let token = try Store.changeToken(tables: updater.tokenTables, db)
         var outcome = SectionCache.Outcome.notUsed
+        let rule = updater.query.isWindowed ? nil : firstScreen
         if let cacheURL {
+            // A large cache takes longer to read than a first screen: the first screen first,
+            // the cache after it, in the background.
+            if rule != nil, let size = SectionCache.sizeIfWanted(cacheURL, expecting: fingerprint, token: token),
+                size >= updater.diagnostics.largeCacheBytes
+            {
+                let (state, complete) = try updater.scan(db, until: rule)
+                return Loaded(full: state, outcome: .reused, token: token, complete: complete, cacheDeferred: !complete)
+            }
             switch SectionCache.read(cacheURL, expecting: fingerprint, token: token) {
             case .success(let state): return Loaded(full: state, outcome: .reused, token: token)
             case .failure(let reason): outcome = .rebuilt(reason)
             }
         }
-        let rule = updater.query.isWindowed ? nil : firstScreen
         let (state, complete) = try updater.scan(db, until: rule)
         return Loaded(full: state, outcome: outcome, token: token, complete: complete)
     }

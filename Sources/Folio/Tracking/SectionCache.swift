@@ -150,7 +150,15 @@ public enum SectionCache {
         return store.cacheDirectory.appendingPathComponent(name + "." + fileExtension)
     }
 
-    static func read(_ url: URL, expecting fingerprint: Fingerprint, token: ChangeToken) -> CacheRead {
+    /// A cache file whose key block is the one wanted, open after that block.
+    private enum Opened {
+        case failure(String)
+        case matching(FileHandle, head: Data, keyLength: Int)
+    }
+
+    /// Opens the cache at `url` and checks its key block (checks 1 to 4): a failure, or the
+    /// open file (the caller closes it) and the bytes read so far.
+    private static func open(_ url: URL, expecting fingerprint: Fingerprint, token: ChangeToken) -> Opened {
         guard token.isKnown else { return .failure("the store has no change token") }
         switch kind(of: url) {
         case .missing: return .failure("no cache file")
@@ -160,39 +168,60 @@ public enum SectionCache {
         // Read, not mapped: a file truncated by someone else while mapped would crash the
         // process (SIGBUS) instead of failing its checksum.
         guard let handle = FileHandle(forReadingAtPath: url.path) else { return .failure("no cache file") }
-        defer { try? handle.close() }
+        func failure(_ reason: String) -> Opened {
+            try? handle.close()
+            return .failure(reason)
+        }
         guard let start = try? handle.read(upToCount: magic.count + 4), start.count == magic.count + 4,
             start.prefix(magicPrefix.count) == magicPrefix
-        else { return .failure("not a cache file") }
+        else { return failure("not a cache file") }
         guard start[start.startIndex + magicPrefix.count] == magic.last else {
             let format = Character(Unicode.Scalar(start[start.startIndex + magicPrefix.count]))
-            return .failure("written by another version of Folio (cache format \(format))")
+            return failure("written by another version of Folio (cache format \(format))")
         }
-        // 1. The key block, checked by its own checksum, then compared.
+        // The key block, checked by its own checksum, then compared.
         let keyLength = Int(
             start.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: magic.count, as: UInt32.self)) })
         guard keyLength <= maximumKeyLength, let keyBlock = try? handle.read(upToCount: keyLength + 8),
             keyBlock.count == keyLength + 8
-        else { return .failure("checksum mismatch (truncated or corrupt)") }
+        else { return failure("checksum mismatch (truncated or corrupt)") }
         let keyData = keyBlock.prefix(keyLength)
         let keySum = keyBlock.suffix(8).withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
         guard (start + keyData).withUnsafeBytes({ checksum($0) }) == keySum else {
-            return .failure("checksum mismatch (truncated or corrupt)")
+            return failure("checksum mismatch (truncated or corrupt)")
         }
         guard let key = try? JSONDecoder().decode(Key.self, from: Data(keyData)),
             let written = ChangeToken(databaseHex: key.database, changeHex: key.change)
-        else { return .failure("unreadable header") }
-        if written.database != token.database { return .failure("the cache belongs to another database") }
+        else { return failure("unreadable header") }
+        if written.database != token.database { return failure("the cache belongs to another database") }
         let stored = key.fingerprint
-        if !stored.entity.hasSameBytes(as: fingerprint.entity) { return .failure("entity differs") }
-        if !stored.versionHash.hasSameBytes(as: fingerprint.versionHash) { return .failure("entity version hash differs") }
-        if !stored.query.hasSameBytes(as: fingerprint.query) { return .failure("fetch request differs") }
-        if !stored.sectionKey.hasSameBytes(as: fingerprint.sectionKey) { return .failure("section key differs") }
-        if written.change != token.change { return .failure("the store changed since the cache was written") }
+        if !stored.entity.hasSameBytes(as: fingerprint.entity) { return failure("entity differs") }
+        if !stored.versionHash.hasSameBytes(as: fingerprint.versionHash) { return failure("entity version hash differs") }
+        if !stored.query.hasSameBytes(as: fingerprint.query) { return failure("fetch request differs") }
+        if !stored.sectionKey.hasSameBytes(as: fingerprint.sectionKey) { return failure("section key differs") }
+        if written.change != token.change { return failure("the store changed since the cache was written") }
+        return .matching(handle, head: start + keyBlock, keyLength: keyLength)
+    }
+
+    /// The size in bytes of the cache at `url` when its key block is the one wanted (the
+    /// rest of the file unread and unchecked), `nil` otherwise.
+    static func sizeIfWanted(_ url: URL, expecting fingerprint: Fingerprint, token: ChangeToken) -> UInt64? {
+        guard case .matching(let handle, _, _) = open(url, expecting: fingerprint, token: token) else { return nil }
+        defer { try? handle.close() }
+        return try? handle.seekToEnd()
+    }
+
+    static func read(_ url: URL, expecting fingerprint: Fingerprint, token: ChangeToken) -> CacheRead {
+        let (handle, head, keyLength): (FileHandle, Data, Int)
+        switch open(url, expecting: fingerprint, token: token) {
+        case .failure(let reason): return .failure(reason)
+        case .matching(let file, let bytes, let length): (handle, head, keyLength) = (file, bytes, length)
+        }
+        defer { try? handle.close() }
 
         // 2. The cache is the one wanted: the rest of the file, under the whole file's checksum.
         guard let rest = try? handle.readToEnd() else { return .failure("checksum mismatch (truncated or corrupt)") }
-        let data = start + keyBlock + rest
+        let data = head + rest
         return data.withUnsafeBytes { raw -> CacheRead in
             let body = raw.count - 8
             let headerLengthAt = magic.count + 4 + keyLength + 8

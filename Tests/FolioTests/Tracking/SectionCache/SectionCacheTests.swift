@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 @testable import Folio
 
@@ -164,6 +165,60 @@ struct SectionCacheTests {
         #expect(outcome == .rebuilt("written by another version of Folio (cache format 2)"))
         // And the file written last is good.
         #expect(try await fetch(store, request()).0 == .reused)
+    }
+
+    /// A valid cache of at least `largeCacheBytes` is not read before the first screen: the
+    /// first screen is scanned, and the background completion reads the cache instead of
+    /// scanning the rest — when the cache is still valid in the completion's snapshot. A
+    /// write between the two (the completion hook, before the snapshot) makes the cache
+    /// stale: the completion scans, and says why. Either way the list equals a fresh fetch.
+    @Test(arguments: [false, true])
+    func aLargeCacheIsReadAfterTheFirstScreen(writeBetween: Bool) async throws {
+        let store = try Store(path: path, records: [Article.self])
+        try seed(store, count: 3000)
+        #expect(try await fetch(store, request()).0 == .rebuilt("no cache file"))
+        store.diagnostics.largeCacheBytes = 0
+        let other = try DatabaseQueue(path: path)
+        let controller = FetchedResultsController(request(), store: store, sectionBy: .day(\.published), cacheName: "feed")
+        controller.completesInBackground = true
+        controller.firstScreenRule = .immediately(rows: 50)
+        if writeBetween {
+            controller.completionHook = { rows in
+                guard rows == -1 else { return }
+                try? other.write { db in try db.execute(sql: "UPDATE article SET score = score + 1 WHERE id = 7") }
+            }
+        }
+        store.diagnostics.resetCounters()
+        try fetchNow(controller)
+        #expect(controller.snapshot.numberOfItems == 51)
+        #expect(!controller.isComplete)
+        // With the write, the first screen was read again in the snapshot, past the cache.
+        #expect(
+            controller.lastCacheOutcome
+                == (writeBetween ? .rebuilt("the store changed since the cache was written") : .reused))
+        try await controller.waitUntilComplete()
+        await controller.flushCache()
+        let counters = store.diagnostics.counters
+        let uncached = FetchedResultsController(request(), store: store, sectionBy: .day(\.published))
+        try await uncached.performFetch()
+        #expect(controller.snapshot == uncached.snapshot)
+        #expect(controller.sections.map(\.name) == uncached.sections.map(\.name))
+        if writeBetween {
+            #expect(controller.lastCacheOutcome == .rebuilt("the store changed since the cache was written"))
+            #expect(counters.identifierScans >= 2, "the first screen, again in the snapshot, and the rest scanned")
+        } else {
+            #expect(controller.lastCacheOutcome == .reused)
+            #expect(counters.identifierScans == 1, "only the first screen was scanned: the rest came from the cache")
+        }
+        // Below the size, a valid cache is read before anything is shown, complete.
+        store.diagnostics.largeCacheBytes = .max
+        let small = FetchedResultsController(request(), store: store, sectionBy: .day(\.published), cacheName: "feed")
+        small.completesInBackground = true
+        small.firstScreenRule = .immediately(rows: 50)
+        try fetchNow(small)
+        #expect(small.isComplete)
+        #expect(small.lastCacheOutcome == .reused)
+        #expect(small.snapshot == uncached.snapshot)
     }
 
     @Test(arguments: ["truncated", "flipped", "garbage", "empty"])
