@@ -32,7 +32,21 @@ struct ResultsUpdater: Sendable {
         var tables = query.tables
         if let table = section?.related?.table, !tables.contains(table) { tables.append(table) }
         self.tokenTables = tables
+        let (changed, identifiersArgument) = SQLBuilder.changedRows(query, section: section?.fragment)
+        self.changedRows = changed
+        self.changedRowsKey = changed.fingerprint
+        self.identifiersArgument = identifiersArgument
+        self.sortKeys = SQLBuilder.sortKeys(query, section: section?.fragment)
+        self.sortKeysKey = sortKeys.fingerprint
     }
+
+    // The two statements a commit runs, built once per list (a commit binds its
+    // identifiers), each with its fingerprint: its identity among a commit's shared reads.
+    private let changedRows: SQLFragment
+    private let changedRowsKey: String
+    private let identifiersArgument: Int
+    private let sortKeys: SQLFragment
+    private let sortKeysKey: String
 
     var table: String { query.table }
 
@@ -82,9 +96,13 @@ struct ResultsUpdater: Sendable {
 
     /// The full results after a commit that touched `changed`, and the change set between
     /// the presented states. `maxID` is at least the largest identifier in `old`.
-    func apply(_ changed: Set<Int64>, to old: ResultsState, maxID: Int64, _ db: Database) throws -> (ResultsState, ChangeSet) {
+    /// `shared` are the reads of the commit being followed, which the other lists following
+    /// it share (``CommitTokens``).
+    func apply(
+        _ changed: Set<Int64>, to old: ResultsState, maxID: Int64, shared: CommitTokens? = nil, _ db: Database
+    ) throws -> (ResultsState, ChangeSet) {
         if let probes = ReloadPolicy.incrementalProbes(changed: changed.count, total: old.ids.count),
-            let (new, change) = try incremental(changed, old, maxID: maxID, probes: probes, db)
+            let (new, change) = try incremental(changed, old, maxID: maxID, probes: probes, shared: shared, db)
         {
             return (new, ReloadPolicy.limited(change))
         }
@@ -94,16 +112,24 @@ struct ResultsUpdater: Sendable {
 
     /// The incremental path; `nil` when the rows cannot be placed exactly (then the caller
     /// rescans).
-    private func incremental(_ changed: Set<Int64>, _ old: ResultsState, maxID: Int64, probes: Int, _ db: Database) throws -> (
-        ResultsState, ChangeSet
-    )? {
-        // 1. The touched rows that match now, in SQLite's result order, with their keys.
-        let fragment = SQLBuilder.changedRows(
-            query, section: section?.fragment, identifiersJSON: IdentifierList.jsonArray(changed))
+    private func incremental(
+        _ changed: Set<Int64>, _ old: ResultsState, maxID: Int64, probes: Int, shared: CommitTokens?, _ db: Database
+    ) throws -> (ResultsState, ChangeSet)? {
+        // 1. The touched rows that match now, in SQLite's result order, with their keys:
+        // read once per commit for the lists with this filter and sort.
+        let identifiers = IdentifierList.jsonArray(changed)
         var rows: [RowKey] = []
-        let changedStatement = try db.cachedStatement(sql: fragment.sql)
-        try changedStatement.setArguments(fragment.statementArguments)
-        try changedStatement.forEachRow(in: db) { rows.append(order.key(statement: $0)) }
+        if let shared {
+            let (read, wasShared) = try shared.rows(changedRowsKey, identifiers: identifiers) {
+                var columns: [[SQLiteValue]] = []
+                try readChangedRows(identifiers, db) { columns.append(RowOrder.columns(of: $0)) }
+                return columns
+            }
+            if wasShared { diagnostics.count { $0.sharedCommitReads += 1 } }
+            rows = read.map { order.key(values: $0, withSection: true) }
+        } else {
+            try readChangedRows(identifiers, db) { rows.append(order.key(statement: $0)) }
+        }
         // Folio's comparison is SQLite's, so it agrees with the order SQLite returned; if it
         // ever did not, positions found by comparing in Swift would be wrong: rescan.
         for j in rows.indices.dropFirst() where !order.precedes(rows[j - 1], rows[j]) { return nil }
@@ -133,7 +159,8 @@ struct ResultsUpdater: Sendable {
 
         // 4. Find each row's place among the untouched rows: `gaps[j]` untouched rows come
         // before `rows[j]` (see ``findGaps(of:among:probe:)``).
-        let probe = try KeyProbe(query: query, section: section, order: order, db)
+        let probe = KeyProbe(fragment: sortKeys, key: sortKeysKey, order: order, shared: shared, db)
+        defer { if probe.sharedReads > 0 { diagnostics.count { [n = probe.sharedReads] in $0.sharedCommitReads += n } } }
         guard let gaps = try findGaps(of: rows, among: ids, probe: probe, budget: probes) else { return nil }
 
         // 5. Insert them and place them in sections.
@@ -179,6 +206,15 @@ struct ResultsUpdater: Sendable {
         }
         for (id, index) in oldPositions where !matched.contains(id) { deleted.append(index) }
         return (new, ChangeSetBuilder.build(old: old, new: new, deleted: deleted, inserted: inserted, touched: touched))
+    }
+
+    /// Steps the changed-rows statement with `identifiers` (a JSON array) bound.
+    private func readChangedRows(_ identifiers: String, _ db: Database, _ body: (OpaquePointer) -> Void) throws {
+        var arguments = changedRows.arguments
+        arguments[identifiersArgument] = identifiers.databaseValue
+        let statement = try db.cachedStatement(sql: changedRows.sql)
+        try statement.setArguments(StatementArguments(arguments))
+        try statement.forEachRow(in: db, body)
     }
 
     /// For each of `rows` (sorted), how many of `ids` (sorted, none of them in `rows`)
