@@ -146,14 +146,8 @@ struct ResultsUpdater: Sendable {
         // a while: a row can come back to its section below.
         var runs = old.sectioned ? old.runs : []
         let offsets = old.offsets
-        // The sections that lose or gain rows: their first row, which names them, may change.
-        var touchedSections = Set<SQLiteValue>()
         for index in removed.reversed() {
-            if old.sectioned {
-                let section = ResultsState.path(of: index, offsets: offsets).section
-                runs[section].count -= 1
-                touchedSections.insert(runs[section].value)
-            }
+            if old.sectioned { runs[ResultsState.path(of: index, offsets: offsets).section].count -= 1 }
             ids.remove(at: index)
         }
 
@@ -171,10 +165,14 @@ struct ResultsUpdater: Sendable {
             }
             ids.insert(row.id, at: position)
         }
+        var newOffsets = [0]
         if old.sectioned {
             runs.removeAll { $0.count == 0 }
-            for row in rows { touchedSections.insert(row.section ?? .null) }
-            guard try nameByFirstRow(&runs, ids: ids, old: old, offsets: offsets, rows: rows, touched: touchedSections, probe)
+            newOffsets = ResultsState.offsets(of: runs)
+            guard
+                try nameByFirstRow(
+                    &runs, ids: ids, old: old, offsets: offsets, newOffsets: newOffsets, removed: removed, rows: rows,
+                    gaps: gaps, probe)
             else { return nil }
         }
         // Counts add up and values stay unique by construction (``place(_:at:in:)`` refuses a
@@ -205,7 +203,12 @@ struct ResultsUpdater: Sendable {
             }
         }
         for (id, index) in oldPositions where !matched.contains(id) { deleted.append(index) }
-        return (new, ChangeSetBuilder.build(old: old, new: new, deleted: deleted, inserted: inserted, touched: touched))
+        return (
+            new,
+            ChangeSetBuilder.build(
+                old: old, new: new, deleted: deleted, inserted: inserted, touched: touched, oldOffsets: offsets,
+                newOffsets: newOffsets)
+        )
     }
 
     /// Steps the changed-rows statement with `identifiers` (a JSON array) bound.
@@ -285,35 +288,58 @@ struct ResultsUpdater: Sendable {
         return gaps
     }
 
-    /// Gives each touched section the value of its first row, as a fresh scan does: values
-    /// SQLite finds equal but stored otherwise (the integer and the real −2⁶³) are one
-    /// section, named by whichever row comes first. A placed row's value is known; an
-    /// untouched row that became first (the first row left) is read, one lookup. `false`
-    /// when that row is gone (the caller rescans).
+    /// Gives each section whose first row changed the value of its new first row, as a
+    /// fresh scan does: values SQLite finds equal but stored otherwise (the integer and the
+    /// real −2⁶³) are one section, named by whichever row comes first. A placed row's value
+    /// is known; an untouched row that became first (the first row left) is read, one
+    /// lookup. `false` when that row is gone (the caller rescans).
+    ///
+    /// Only those sections are looked at, found by position: the run that starts with a
+    /// placed row, and the run now holding the first untouched row of a section whose first
+    /// row was removed — O(changed rows · log sections), whatever the number of sections.
+    /// (An untouched row first of its run was first of its section before, unless the rows
+    /// before it there were all removed: a run's name changes in no other way.)
     private func nameByFirstRow(
-        _ runs: inout [SectionRun], ids: IdentifierList, old: ResultsState, offsets: [Int], rows: [RowKey],
-        touched: Set<SQLiteValue>, _ probe: KeyProbe
+        _ runs: inout [SectionRun], ids: IdentifierList, old: ResultsState, offsets: [Int], newOffsets: [Int],
+        removed: [Int], rows: [RowKey], gaps: [Int], _ probe: KeyProbe
     ) throws -> Bool {
+        guard !runs.isEmpty else { return true }
         var placed: [Int64: SQLiteValue] = [:]
         for row in rows { placed[row.id] = row.section ?? .null }
-        // A few touched sections (a commit of a few rows) are compared, not hashed, against
-        // each of the thousand sections a list may have.
-        let few = touched.count <= 8 ? Array(touched) : nil
-        func isTouched(_ value: SQLiteValue) -> Bool { few.map { $0.contains(value) } ?? touched.contains(value) }
-        var oldFirst: [SQLiteValue: Int64] = [:]
-        for (index, run) in old.runs.enumerated() where isTouched(run.value) {
-            oldFirst[run.value] = old.ids[offsets[index]]
+        var candidates = Set<Int>()
+        for j in rows.indices {
+            let position = gaps[j] + j
+            let run = ResultsState.path(of: position, offsets: newOffsets).section
+            if newOffsets[run] == position { candidates.insert(run) }
         }
-        var start = 0
-        for index in runs.indices {
-            defer { start += runs[index].count }
-            guard isTouched(runs[index].value) else { continue }
-            let first = ids[start]
+        // Sections whose first row was removed: where their first untouched row went.
+        let removedSet = Set(removed)
+        var k = 0  // removed[..<k] are below the survivor looked at (survivors ascend)
+        for index in removed {
+            let section = ResultsState.path(of: index, offsets: offsets).section
+            guard offsets[section] == index else { continue }
+            let end = offsets[section] + old.runs[section].count
+            var survivor = index + 1
+            while survivor < end && removedSet.contains(survivor) { survivor += 1 }
+            guard survivor < end else { continue }
+            while k < removed.count && removed[k] < survivor { k += 1 }
+            let rank = survivor - k
+            // Rows placed in gaps 0...rank come before the untouched row of that rank (the
+            // gaps ascend, as the rows do).
+            var low = 0, high = gaps.count
+            while low < high {
+                let mid = (low + high) / 2
+                if gaps[mid] <= rank { low = mid + 1 } else { high = mid }
+            }
+            candidates.insert(ResultsState.path(of: rank + low, offsets: newOffsets).section)
+        }
+        for run in candidates {
+            let first = ids[newOffsets[run]]
             if let value = placed[first] {
-                runs[index].value = value
-            } else if oldFirst[runs[index].value] != first {
+                runs[run].value = value
+            } else {
                 guard let value = try probe.section(of: first) else { return false }
-                runs[index].value = value
+                runs[run].value = value
             }
         }
         return true

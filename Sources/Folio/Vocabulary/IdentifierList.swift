@@ -111,23 +111,38 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
         }
         var found: [Int64: Int] = [:]
         var searched = 0
-        let wanted = identifiers.map { ($0, ChunkSummary.bits(of: $0)) }
-        for c in chunks.indices {
-            var candidate = false
-            for (id, bits) in wanted where summaries[c].mayContain(bits) && found[id] == nil {
-                candidate = true
-                break
-            }
-            guard candidate else { continue }
-            searched += 1
-            chunks[c].withUnsafeBufferPointer { buffer in
-                for (id, bits) in wanted where found[id] == nil && summaries[c].mayContain(bits) {
-                    if let o = buffer.firstIndex(of: id) { found[id] = starts[c] + o }
+        // The identifiers not found yet, with their summary bits.
+        var pending = identifiers.map { (id: $0, bits: ChunkSummary.bits(of: $0)) }
+        summaries.withUnsafeBufferPointer { summaries in
+            for c in chunks.indices {
+                guard !pending.isEmpty else { break }
+                guard pending.contains(where: { summaries[c].mayContain($0.bits) }) else { continue }
+                searched += 1
+                chunks[c].withUnsafeBufferPointer { buffer in
+                    var k = 0
+                    while k < pending.count {
+                        let wanted = pending[k]
+                        if summaries[c].mayContain(wanted.bits), let o = Self.firstIndex(of: wanted.id, in: buffer) {
+                            found[wanted.id] = starts[c] + o
+                            pending.swapAt(k, pending.count - 1)
+                            pending.removeLast()
+                        } else {
+                            k += 1
+                        }
+                    }
                 }
             }
-            if found.count == identifiers.count { break }
         }
         return (found, searched)
+    }
+
+    /// Where `id` is in `buffer`: first a branch-free count the optimizer vectorizes (a
+    /// chunk a summary let through wrongly, one in twenty, holds none), then the search.
+    @inline(__always)
+    private static func firstIndex(of id: Int64, in buffer: UnsafeBufferPointer<Int64>) -> Int? {
+        var hits = 0
+        for value in buffer { hits &+= value == id ? 1 : 0 }
+        return hits == 0 ? nil : buffer.firstIndex(of: id)
     }
 
     /// The index of each of `identifiers` in the list: with chunk summaries, a search of

@@ -72,7 +72,10 @@ struct ResultsState: Sendable, Equatable {
     }
 
     /// Section start offsets.
-    var offsets: [Int] {
+    var offsets: [Int] { Self.offsets(of: runs) }
+
+    /// The start offsets of `runs`. O(runs).
+    static func offsets(of runs: [SectionRun]) -> [Int] {
         var result: [Int] = []
         result.reserveCapacity(runs.count)
         var start = 0
