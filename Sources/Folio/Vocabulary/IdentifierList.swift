@@ -31,6 +31,10 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
     /// `starts[i]` is the index of the first element of `chunks[i]`.
     private var starts: [Int] = []
     private(set) var count = 0
+    /// The buffer of the chunk this list last copied to edit it: most likely referenced by
+    /// this list only, so edited in place. Only a hint — should another list share it after
+    /// all, the array copies it before writing, as arrays do.
+    private var freshChunk: UInt = 0
     /// Every chunk but the last holds exactly `chunkCapacity`, and the last at most that
     /// many: index arithmetic finds a chunk.
     private var isUniform = true
@@ -208,7 +212,12 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
             return
         }
         let (c, o) = index == count ? (chunks.count - 1, chunks[chunks.count - 1].count) : locate(index)
-        chunks[c].insert(id, at: o)
+        if Self.address(of: chunks[c]) == freshChunk {
+            chunks[c].insert(id, at: o)
+        } else {
+            chunks[c] = Self.inserting(id, at: o, in: chunks[c])
+        }
+        freshChunk = Self.address(of: chunks[c])
         count += 1
         if summaries != nil { summaries![c].add(id, chunk: chunks[c]) }
         if chunks[c].count > 2 * Self.chunkCapacity {
@@ -230,7 +239,13 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
     mutating func remove(at index: Int) -> Int64 {
         precondition(index >= 0 && index < count, "Index out of range")
         let (c, o) = locate(index)
-        let id = chunks[c].remove(at: o)
+        let id = chunks[c][o]
+        if Self.address(of: chunks[c]) == freshChunk {
+            chunks[c].remove(at: o)
+        } else {
+            chunks[c] = Self.removing(at: o, from: chunks[c])
+        }
+        freshChunk = Self.address(of: chunks[c])
         count -= 1
         if chunks[c].isEmpty {
             chunks.remove(at: c)
@@ -240,6 +255,41 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
         reindex(from: Swift.min(c, Swift.max(0, chunks.count - 1)))
         _checkInvariants()
         return id
+    }
+
+    /// `chunk` with `id` inserted at `offset`, in one pass: the chunk is usually shared with
+    /// the state a snapshot still shows, and editing it in place would copy it, then shift it.
+    /// The list edits in place only the chunk it copied last (``freshChunk``), which a
+    /// commit of many rows edits again and again.
+    private static func inserting(_ id: Int64, at offset: Int, in chunk: [Int64]) -> [Int64] {
+        [Int64](unsafeUninitializedCapacity: chunk.count + 1) { buffer, initialized in
+            let base = buffer.baseAddress!
+            chunk.withUnsafeBufferPointer { old in
+                if let start = old.baseAddress {
+                    base.initialize(from: start, count: offset)
+                    (base + offset + 1).initialize(from: start + offset, count: old.count - offset)
+                }
+            }
+            (base + offset).initialize(to: id)
+            initialized = chunk.count + 1
+        }
+    }
+
+    /// Where a chunk's elements are: which buffer it is, for ``freshChunk``.
+    private static func address(of chunk: [Int64]) -> UInt {
+        chunk.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+    }
+
+    /// `chunk` without its element at `offset`, in one pass (see ``inserting(_:at:in:)``).
+    private static func removing(at offset: Int, from chunk: [Int64]) -> [Int64] {
+        [Int64](unsafeUninitializedCapacity: chunk.count - 1) { buffer, initialized in
+            chunk.withUnsafeBufferPointer { old in
+                guard let base = buffer.baseAddress else { return }
+                base.initialize(from: old.baseAddress!, count: offset)
+                (base + offset).initialize(from: old.baseAddress! + offset + 1, count: old.count - offset - 1)
+            }
+            initialized = chunk.count - 1
+        }
     }
 
     private mutating func reindex(from chunk: Int) {
