@@ -352,13 +352,18 @@ struct ResultsUpdater: Sendable {
     static func place(_ value: SQLiteValue, at position: Int, in runs: inout [SectionRun]) -> Bool {
         var before: Int? = nil, after: Int? = nil
         var start = 0
-        for (i, run) in runs.enumerated() where run.count > 0 {
-            if position - 1 >= start && position - 1 < start + run.count { before = i }
-            if position >= start && position < start + run.count {
-                after = i
-                break
+        // The counts only: a run's value is not copied to walk past it.
+        runs.withUnsafeBufferPointer { runs in
+            for i in runs.indices {
+                let count = runs[i].count
+                guard count > 0 else { continue }
+                if position - 1 >= start && position - 1 < start + count { before = i }
+                if position >= start && position < start + count {
+                    after = i
+                    break
+                }
+                start += count
             }
-            start += run.count
         }
         if let before, runs[before].value == value {
             runs[before].count += 1

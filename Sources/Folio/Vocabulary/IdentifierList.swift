@@ -14,7 +14,7 @@ import Foundation
 /// A list a live tracker follows can carry a summary of each chunk
 /// (``buildSummaries()``): a two-hash Bloom filter of one byte per identifier, so that
 /// finding where a few identifiers are (``positions(of:)``) searches the chunks that may
-/// hold them — about one in twenty besides the right one — instead of every identifier.
+/// hold them — about one in thirty besides the right one — instead of every identifier.
 /// Edits keep the summaries: an insert sets its identifier's bits, a split rebuilds both
 /// halves, and a chunk rebuilds its summary once as many identifiers were added to it as
 /// it was built for (removed identifiers leave their bits: a chunk searched for nothing).
@@ -141,7 +141,7 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
     }
 
     /// Where `id` is in `buffer`: first a branch-free count the optimizer vectorizes (a
-    /// chunk a summary let through wrongly, one in twenty, holds none), then the search.
+    /// chunk a summary let through wrongly, one in thirty, holds none), then the search.
     @inline(__always)
     private static func firstIndex(of id: Int64, in buffer: UnsafeBufferPointer<Int64>) -> Int? {
         var hits = 0
@@ -374,9 +374,10 @@ extension IdentifierList {
     #endif
 }
 
-/// A two-hash Bloom filter of one chunk of an ``IdentifierList``: 8 bits per identifier of
+/// A three-hash Bloom filter of one chunk of an ``IdentifierList``: 8 bits per identifier of
 /// a full chunk (4 KiB), so an identifier the chunk does not hold passes for about one
-/// chunk in twenty. It only ever gains bits, until it is rebuilt.
+/// chunk in thirty (two hashes let one in twenty through). It only ever gains bits, until
+/// it is rebuilt.
 struct ChunkSummary: Sendable {
     static let log2Bits = 15
     private var words: [UInt64]
@@ -391,23 +392,29 @@ struct ChunkSummary: Sendable {
         }
     }
 
-    /// The two bit numbers of `id`.
+    /// The three bit numbers of `id`: three slices of one multiplicative hash.
     @inline(__always)
-    static func bits(of id: Int64) -> (UInt64, UInt64) {
+    static func bits(of id: Int64) -> (UInt64, UInt64, UInt64) {
         let h = UInt64(bitPattern: id) &* 0x9E37_79B9_7F4A_7C15
-        return (h >> UInt64(64 - log2Bits), (h >> UInt64(64 - 2 * log2Bits)) & ((1 << UInt64(log2Bits)) - 1))
+        let mask: UInt64 = (1 << UInt64(log2Bits)) - 1
+        return (
+            h >> UInt64(64 - log2Bits), (h >> UInt64(64 - 2 * log2Bits)) & mask,
+            (h >> UInt64(64 - 3 * log2Bits)) & mask
+        )
     }
 
     @inline(__always)
-    private static func set(_ bits: (UInt64, UInt64), in words: UnsafeMutableBufferPointer<UInt64>) {
+    private static func set(_ bits: (UInt64, UInt64, UInt64), in words: UnsafeMutableBufferPointer<UInt64>) {
         words[Int(bits.0 >> 6)] |= 1 << (bits.0 & 63)
         words[Int(bits.1 >> 6)] |= 1 << (bits.1 & 63)
+        words[Int(bits.2 >> 6)] |= 1 << (bits.2 & 63)
     }
 
     @inline(__always)
-    func mayContain(_ bits: (UInt64, UInt64)) -> Bool {
+    func mayContain(_ bits: (UInt64, UInt64, UInt64)) -> Bool {
         words.withUnsafeBufferPointer { words in
             words[Int(bits.0 >> 6)] & (1 << (bits.0 & 63)) != 0 && words[Int(bits.1 >> 6)] & (1 << (bits.1 & 63)) != 0
+                && words[Int(bits.2 >> 6)] & (1 << (bits.2 & 63)) != 0
         }
     }
 
