@@ -74,14 +74,14 @@ final class CommitTokens {
         var identifiers: String
     }
 
-    private struct RowKey: Hashable {
+    private struct ProbeKey: Hashable {
         var statement: String
         var id: Int64
     }
 
     private var rows: [RowsKey: [[SQLiteValue]]] = [:]
     /// `.some(nil)`: the row is gone.
-    private var keyed: [RowKey: [SQLiteValue]?] = [:]
+    private var keyed: [ProbeKey: [SQLiteValue]?] = [:]
 
     /// The rows a statement reads with `identifiers` bound (a JSON array), read by `body`
     /// the first time it is asked for; `shared` is true when they come from an earlier read.
@@ -101,7 +101,7 @@ final class CommitTokens {
     func row(_ statement: String, id: Int64, _ body: () throws -> [SQLiteValue]?) rethrows -> (
         row: [SQLiteValue]?, shared: Bool
     ) {
-        let key = RowKey(statement: statement, id: id)
+        let key = ProbeKey(statement: statement, id: id)
         if let known = keyed[key] { return (known, true) }
         let read = try body()
         keyed[key] = .some(read)
