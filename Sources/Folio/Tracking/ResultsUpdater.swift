@@ -146,8 +146,15 @@ struct ResultsUpdater: Sendable {
         // a while: a row can come back to its section below.
         var runs = old.sectioned ? old.runs : []
         let offsets = old.offsets
+        // Whether a section emptied or was made: otherwise the sections are the old ones,
+        // in order, and map to themselves.
+        var sectionsReshaped = false
         for index in removed.reversed() {
-            if old.sectioned { runs[ResultsState.path(of: index, offsets: offsets).section].count -= 1 }
+            if old.sectioned {
+                let section = ResultsState.path(of: index, offsets: offsets).section
+                runs[section].count -= 1
+                if runs[section].count == 0 { sectionsReshaped = true }
+            }
             ids.remove(at: index)
         }
 
@@ -161,7 +168,9 @@ struct ResultsUpdater: Sendable {
         for (j, row) in rows.enumerated() {
             let position = gaps[j] + j
             if old.sectioned {
+                let before = runs.count
                 guard Self.place(row.section ?? .null, at: position, in: &runs) else { return nil }
+                if runs.count != before { sectionsReshaped = true }
             }
             ids.insert(row.id, at: position)
         }
@@ -207,7 +216,7 @@ struct ResultsUpdater: Sendable {
             new,
             ChangeSetBuilder.build(
                 old: old, new: new, deleted: deleted, inserted: inserted, touched: touched, oldOffsets: offsets,
-                newOffsets: newOffsets)
+                newOffsets: newOffsets, sectionsKept: !sectionsReshaped)
         )
     }
 
