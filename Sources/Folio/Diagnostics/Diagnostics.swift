@@ -71,9 +71,15 @@ public final class Diagnostics: Sendable {
         public var sectionBoundarySeeks = 0
         /// Chunks of a live list's identifiers (4,096 to 8,192 each) searched to find where
         /// the rows a commit changed were: a long list's chunks carry summaries, so a
-        /// one-row commit searches about one chunk in twenty, not every identifier (see
+        /// one-row commit searches about one chunk in thirty, not every identifier (see
         /// <doc:Performance>).
         public var identifierChunksSearched = 0
+        /// Reads a live list took, after a commit, from another list's identical read of
+        /// the same commit instead of running the statement again: the changed rows of a
+        /// list with the same filter, sort and section key as another, or the sort keys of
+        /// a row that a list with the same sort already probed. A commit reads once what
+        /// its lists would read alike (see <doc:Performance>).
+        public var sharedCommitReads = 0
 
         /// The counters as one line of text.
         public var description: String {

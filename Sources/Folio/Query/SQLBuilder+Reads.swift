@@ -109,10 +109,23 @@ extension SQLBuilder {
     /// The changed rows that match the request now, in order, with their sort keys and
     /// section value: what a controller asks after a commit.
     static func changedRows(_ q: CompiledQuery, section: SQLFragment?, identifiersJSON: String) -> SQLFragment {
+        var (fragment, index) = changedRows(q, section: section)
+        fragment.arguments[index] = identifiersJSON.databaseValue
+        return fragment
+    }
+
+    /// ``changedRows(_:section:identifiersJSON:)`` with an empty array for the identifiers,
+    /// and the index of that argument: a tracker builds the text once and binds each
+    /// commit's identifiers there.
+    static func changedRows(_ q: CompiledQuery, section: SQLFragment?) -> (SQLFragment, identifiersArgument: Int) {
         let (whereSQL, whereArgs) = whereClause(q, extra: "\(quote("id")) IN (SELECT value FROM json_each(?))")
-        return SQLFragment(
-            "SELECT \(sortKeyColumns(q, section: section)) FROM \(quote(q.table))\(whereSQL)\(orderBy(q))",
-            (section?.arguments ?? []) + [identifiersJSON.databaseValue] + whereArgs)
+        let sectionArgs = section?.arguments ?? []
+        return (
+            SQLFragment(
+                "SELECT \(sortKeyColumns(q, section: section)) FROM \(quote(q.table))\(whereSQL)\(orderBy(q))",
+                sectionArgs + ["[]".databaseValue] + whereArgs),
+            sectionArgs.count
+        )
     }
 
     /// `id, key1, key2, …, section`.

@@ -58,11 +58,55 @@ extension CommitSubscriber {
     }
 }
 
-/// The change tokens of the tables one commit notification reaches, each read once: every
-/// subscriber of a table reads the same token at the same state, so twenty controllers of a
-/// table cost one lookup, not twenty. Writer's queue only, for one notification.
+/// What the subscribers of one commit notification read, each read once: every subscriber
+/// reads at the same state, so what two of them would read alike is read for the first and
+/// handed to the second. The change tokens of the tables the commit reaches (twenty
+/// controllers of a table cost one lookup, not twenty), and the rows a tracker reads by a
+/// statement — its SQL and exact arguments (``SQLFragment/fingerprint``): the changed rows
+/// of a list with the same filter and sort as another, the sort keys of one row for a
+/// binary search along the same sort. Writer's queue only, for one notification; gone
+/// with it.
 final class CommitTokens {
     private var read: [String: ChangeToken] = [:]
+
+    private struct RowsKey: Hashable {
+        var statement: String
+        var identifiers: String
+    }
+
+    private struct ProbeKey: Hashable {
+        var statement: String
+        var id: Int64
+    }
+
+    private var rows: [RowsKey: [[SQLiteValue]]] = [:]
+    /// `.some(nil)`: the row is gone.
+    private var keyed: [ProbeKey: [SQLiteValue]?] = [:]
+
+    /// The rows a statement reads with `identifiers` bound (a JSON array), read by `body`
+    /// the first time it is asked for; `shared` is true when they come from an earlier read.
+    /// `statement` identifies the statement and every other argument exactly.
+    func rows(
+        _ statement: String, identifiers: String, _ body: () throws -> [[SQLiteValue]]
+    ) rethrows -> (rows: [[SQLiteValue]], shared: Bool) {
+        let key = RowsKey(statement: statement, identifiers: identifiers)
+        if let known = rows[key] { return (known, true) }
+        let read = try body()
+        rows[key] = read
+        return (read, false)
+    }
+
+    /// The one row a statement reads with rowid `id` bound (`nil`: none), read by `body` the
+    /// first time it is asked for; `shared` as in ``rows(_:identifiers:_:)``.
+    func row(_ statement: String, id: Int64, _ body: () throws -> [SQLiteValue]?) rethrows -> (
+        row: [SQLiteValue]?, shared: Bool
+    ) {
+        let key = ProbeKey(statement: statement, id: id)
+        if let known = keyed[key] { return (known, true) }
+        let read = try body()
+        keyed[key] = .some(read)
+        return (read, false)
+    }
 
     /// The change token of `table`, read on `db` the first time it is asked for.
     func token(of table: String, _ db: Database) throws -> ChangeToken {

@@ -43,11 +43,18 @@ enum ChangeSetBuilder {
     ///   - inserted: new indexes of the rows that came.
     ///   - touched: the touched rows present in both. Rows in neither list are anchors.
     /// - Complexity: O(k log k + sections) for k listed rows; it reads only their identifiers.
+    ///   - oldOffsets, newOffsets: the states' section offsets, when the caller has them.
+    ///   - sectionsKept: the caller knows the new sections are the old ones, in order (no
+    ///     section emptied or made): each maps to itself, and no value is compared.
     static func build(
-        old: ResultsState, new: ResultsState, deleted: [Int], inserted: [Int], touched: [TouchedRow]
+        old: ResultsState, new: ResultsState, deleted: [Int], inserted: [Int], touched: [TouchedRow],
+        oldOffsets: [Int]? = nil, newOffsets: [Int]? = nil, sectionsKept: Bool = false
     ) -> ChangeSet {
-        let (oldToNew, newToOld) = mapSections(old: old, new: new)
-        let oldOffsets = old.offsets, newOffsets = new.offsets
+        let (oldToNew, newToOld) =
+            sectionsKept && old.runs.count == new.runs.count
+            ? (old.runs.indices.map { Optional($0) }, new.runs.indices.map { Optional($0) })
+            : mapSections(old: old, new: new)
+        let oldOffsets = oldOffsets ?? old.offsets, newOffsets = newOffsets ?? new.offsets
         var change = ChangeSet()
         change.deletedSections = oldToNew.indices.filter { oldToNew[$0] == nil }
         change.insertedSections = newToOld.indices.filter { newToOld[$0] == nil }

@@ -178,7 +178,8 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
                     // The table was written without a changed value: only its token is new.
                     return .updated(work.full, ChangeSet(), maxID: work.maxID, token: token)
                 }
-                let (new, change) = try updater.apply(work.changed, to: work.full, maxID: work.maxID, db)
+                let (new, change) = try updater.apply(
+                    work.changed, to: work.full, maxID: work.maxID, shared: tokens, db)
                 return .updated(
                     new, change, maxID: Swift.max(work.maxID, work.changed.max() ?? work.maxID), token: token)
             }

@@ -32,7 +32,21 @@ struct ResultsUpdater: Sendable {
         var tables = query.tables
         if let table = section?.related?.table, !tables.contains(table) { tables.append(table) }
         self.tokenTables = tables
+        let (changed, identifiersArgument) = SQLBuilder.changedRows(query, section: section?.fragment)
+        self.changedRows = changed
+        self.changedRowsKey = changed.fingerprint
+        self.identifiersArgument = identifiersArgument
+        self.sortKeys = SQLBuilder.sortKeys(query, section: section?.fragment)
+        self.sortKeysKey = sortKeys.fingerprint
     }
+
+    // The two statements a commit runs, built once per list (a commit binds its
+    // identifiers), each with its fingerprint: its identity among a commit's shared reads.
+    private let changedRows: SQLFragment
+    private let changedRowsKey: String
+    private let identifiersArgument: Int
+    private let sortKeys: SQLFragment
+    private let sortKeysKey: String
 
     var table: String { query.table }
 
@@ -82,9 +96,13 @@ struct ResultsUpdater: Sendable {
 
     /// The full results after a commit that touched `changed`, and the change set between
     /// the presented states. `maxID` is at least the largest identifier in `old`.
-    func apply(_ changed: Set<Int64>, to old: ResultsState, maxID: Int64, _ db: Database) throws -> (ResultsState, ChangeSet) {
+    /// `shared` are the reads of the commit being followed, which the other lists following
+    /// it share (``CommitTokens``).
+    func apply(
+        _ changed: Set<Int64>, to old: ResultsState, maxID: Int64, shared: CommitTokens? = nil, _ db: Database
+    ) throws -> (ResultsState, ChangeSet) {
         if let probes = ReloadPolicy.incrementalProbes(changed: changed.count, total: old.ids.count),
-            let (new, change) = try incremental(changed, old, maxID: maxID, probes: probes, db)
+            let (new, change) = try incremental(changed, old, maxID: maxID, probes: probes, shared: shared, db)
         {
             return (new, ReloadPolicy.limited(change))
         }
@@ -94,16 +112,24 @@ struct ResultsUpdater: Sendable {
 
     /// The incremental path; `nil` when the rows cannot be placed exactly (then the caller
     /// rescans).
-    private func incremental(_ changed: Set<Int64>, _ old: ResultsState, maxID: Int64, probes: Int, _ db: Database) throws -> (
-        ResultsState, ChangeSet
-    )? {
-        // 1. The touched rows that match now, in SQLite's result order, with their keys.
-        let fragment = SQLBuilder.changedRows(
-            query, section: section?.fragment, identifiersJSON: IdentifierList.jsonArray(changed))
+    private func incremental(
+        _ changed: Set<Int64>, _ old: ResultsState, maxID: Int64, probes: Int, shared: CommitTokens?, _ db: Database
+    ) throws -> (ResultsState, ChangeSet)? {
+        // 1. The touched rows that match now, in SQLite's result order, with their keys:
+        // read once per commit for the lists with this filter and sort.
+        let identifiers = IdentifierList.jsonArray(changed)
         var rows: [RowKey] = []
-        let changedStatement = try db.cachedStatement(sql: fragment.sql)
-        try changedStatement.setArguments(fragment.statementArguments)
-        try changedStatement.forEachRow(in: db) { rows.append(order.key(statement: $0)) }
+        if let shared {
+            let (read, wasShared) = try shared.rows(changedRowsKey, identifiers: identifiers) {
+                var columns: [[SQLiteValue]] = []
+                try readChangedRows(identifiers, db) { columns.append(RowOrder.columns(of: $0)) }
+                return columns
+            }
+            if wasShared { diagnostics.count { $0.sharedCommitReads += 1 } }
+            rows = read.map { order.key(values: $0, withSection: true) }
+        } else {
+            try readChangedRows(identifiers, db) { rows.append(order.key(statement: $0)) }
+        }
         // Folio's comparison is SQLite's, so it agrees with the order SQLite returned; if it
         // ever did not, positions found by comparing in Swift would be wrong: rescan.
         for j in rows.indices.dropFirst() where !order.precedes(rows[j - 1], rows[j]) { return nil }
@@ -120,34 +146,42 @@ struct ResultsUpdater: Sendable {
         // a while: a row can come back to its section below.
         var runs = old.sectioned ? old.runs : []
         let offsets = old.offsets
-        // The sections that lose or gain rows: their first row, which names them, may change.
-        var touchedSections = Set<SQLiteValue>()
+        // Whether a section emptied or was made: otherwise the sections are the old ones,
+        // in order, and map to themselves.
+        var sectionsReshaped = false
         for index in removed.reversed() {
             if old.sectioned {
                 let section = ResultsState.path(of: index, offsets: offsets).section
                 runs[section].count -= 1
-                touchedSections.insert(runs[section].value)
+                if runs[section].count == 0 { sectionsReshaped = true }
             }
             ids.remove(at: index)
         }
 
         // 4. Find each row's place among the untouched rows: `gaps[j]` untouched rows come
         // before `rows[j]` (see ``findGaps(of:among:probe:)``).
-        let probe = try KeyProbe(query: query, section: section, order: order, db)
+        let probe = KeyProbe(fragment: sortKeys, key: sortKeysKey, order: order, shared: shared, db)
+        defer { if probe.sharedReads > 0 { diagnostics.count { [n = probe.sharedReads] in $0.sharedCommitReads += n } } }
         guard let gaps = try findGaps(of: rows, among: ids, probe: probe, budget: probes) else { return nil }
 
         // 5. Insert them and place them in sections.
         for (j, row) in rows.enumerated() {
             let position = gaps[j] + j
             if old.sectioned {
+                let before = runs.count
                 guard Self.place(row.section ?? .null, at: position, in: &runs) else { return nil }
+                if runs.count != before { sectionsReshaped = true }
             }
             ids.insert(row.id, at: position)
         }
+        var newOffsets = [0]
         if old.sectioned {
             runs.removeAll { $0.count == 0 }
-            for row in rows { touchedSections.insert(row.section ?? .null) }
-            guard try nameByFirstRow(&runs, ids: ids, old: old, offsets: offsets, rows: rows, touched: touchedSections, probe)
+            newOffsets = ResultsState.offsets(of: runs)
+            guard
+                try nameByFirstRow(
+                    &runs, ids: ids, old: old, offsets: offsets, newOffsets: newOffsets, removed: removed, rows: rows,
+                    gaps: gaps, probe)
             else { return nil }
         }
         // Counts add up and values stay unique by construction (``place(_:at:in:)`` refuses a
@@ -178,7 +212,21 @@ struct ResultsUpdater: Sendable {
             }
         }
         for (id, index) in oldPositions where !matched.contains(id) { deleted.append(index) }
-        return (new, ChangeSetBuilder.build(old: old, new: new, deleted: deleted, inserted: inserted, touched: touched))
+        return (
+            new,
+            ChangeSetBuilder.build(
+                old: old, new: new, deleted: deleted, inserted: inserted, touched: touched, oldOffsets: offsets,
+                newOffsets: newOffsets, sectionsKept: !sectionsReshaped)
+        )
+    }
+
+    /// Steps the changed-rows statement with `identifiers` (a JSON array) bound.
+    private func readChangedRows(_ identifiers: String, _ db: Database, _ body: (OpaquePointer) -> Void) throws {
+        var arguments = changedRows.arguments
+        arguments[identifiersArgument] = identifiers.databaseValue
+        let statement = try db.cachedStatement(sql: changedRows.sql)
+        try statement.setArguments(StatementArguments(arguments))
+        try statement.forEachRow(in: db, body)
     }
 
     /// For each of `rows` (sorted), how many of `ids` (sorted, none of them in `rows`)
@@ -249,35 +297,58 @@ struct ResultsUpdater: Sendable {
         return gaps
     }
 
-    /// Gives each touched section the value of its first row, as a fresh scan does: values
-    /// SQLite finds equal but stored otherwise (the integer and the real −2⁶³) are one
-    /// section, named by whichever row comes first. A placed row's value is known; an
-    /// untouched row that became first (the first row left) is read, one lookup. `false`
-    /// when that row is gone (the caller rescans).
+    /// Gives each section whose first row changed the value of its new first row, as a
+    /// fresh scan does: values SQLite finds equal but stored otherwise (the integer and the
+    /// real −2⁶³) are one section, named by whichever row comes first. A placed row's value
+    /// is known; an untouched row that became first (the first row left) is read, one
+    /// lookup. `false` when that row is gone (the caller rescans).
+    ///
+    /// Only those sections are looked at, found by position: the run that starts with a
+    /// placed row, and the run now holding the first untouched row of a section whose first
+    /// row was removed — O(changed rows · log sections), whatever the number of sections.
+    /// (An untouched row first of its run was first of its section before, unless the rows
+    /// before it there were all removed: a run's name changes in no other way.)
     private func nameByFirstRow(
-        _ runs: inout [SectionRun], ids: IdentifierList, old: ResultsState, offsets: [Int], rows: [RowKey],
-        touched: Set<SQLiteValue>, _ probe: KeyProbe
+        _ runs: inout [SectionRun], ids: IdentifierList, old: ResultsState, offsets: [Int], newOffsets: [Int],
+        removed: [Int], rows: [RowKey], gaps: [Int], _ probe: KeyProbe
     ) throws -> Bool {
+        guard !runs.isEmpty else { return true }
         var placed: [Int64: SQLiteValue] = [:]
         for row in rows { placed[row.id] = row.section ?? .null }
-        // A few touched sections (a commit of a few rows) are compared, not hashed, against
-        // each of the thousand sections a list may have.
-        let few = touched.count <= 8 ? Array(touched) : nil
-        func isTouched(_ value: SQLiteValue) -> Bool { few.map { $0.contains(value) } ?? touched.contains(value) }
-        var oldFirst: [SQLiteValue: Int64] = [:]
-        for (index, run) in old.runs.enumerated() where isTouched(run.value) {
-            oldFirst[run.value] = old.ids[offsets[index]]
+        var candidates = Set<Int>()
+        for j in rows.indices {
+            let position = gaps[j] + j
+            let run = ResultsState.path(of: position, offsets: newOffsets).section
+            if newOffsets[run] == position { candidates.insert(run) }
         }
-        var start = 0
-        for index in runs.indices {
-            defer { start += runs[index].count }
-            guard isTouched(runs[index].value) else { continue }
-            let first = ids[start]
+        // Sections whose first row was removed: where their first untouched row went.
+        let removedSet = Set(removed)
+        var k = 0  // removed[..<k] are below the survivor looked at (survivors ascend)
+        for index in removed {
+            let section = ResultsState.path(of: index, offsets: offsets).section
+            guard offsets[section] == index else { continue }
+            let end = offsets[section] + old.runs[section].count
+            var survivor = index + 1
+            while survivor < end && removedSet.contains(survivor) { survivor += 1 }
+            guard survivor < end else { continue }
+            while k < removed.count && removed[k] < survivor { k += 1 }
+            let rank = survivor - k
+            // Rows placed in gaps 0...rank come before the untouched row of that rank (the
+            // gaps ascend, as the rows do).
+            var low = 0, high = gaps.count
+            while low < high {
+                let mid = (low + high) / 2
+                if gaps[mid] <= rank { low = mid + 1 } else { high = mid }
+            }
+            candidates.insert(ResultsState.path(of: rank + low, offsets: newOffsets).section)
+        }
+        for run in candidates {
+            let first = ids[newOffsets[run]]
             if let value = placed[first] {
-                runs[index].value = value
-            } else if oldFirst[runs[index].value] != first {
+                runs[run].value = value
+            } else {
                 guard let value = try probe.section(of: first) else { return false }
-                runs[index].value = value
+                runs[run].value = value
             }
         }
         return true
@@ -290,13 +361,18 @@ struct ResultsUpdater: Sendable {
     static func place(_ value: SQLiteValue, at position: Int, in runs: inout [SectionRun]) -> Bool {
         var before: Int? = nil, after: Int? = nil
         var start = 0
-        for (i, run) in runs.enumerated() where run.count > 0 {
-            if position - 1 >= start && position - 1 < start + run.count { before = i }
-            if position >= start && position < start + run.count {
-                after = i
-                break
+        // The counts only: a run's value is not copied to walk past it.
+        runs.withUnsafeBufferPointer { runs in
+            for i in runs.indices {
+                let count = runs[i].count
+                guard count > 0 else { continue }
+                if position - 1 >= start && position - 1 < start + count { before = i }
+                if position >= start && position < start + count {
+                    after = i
+                    break
+                }
+                start += count
             }
-            start += run.count
         }
         if let before, runs[before].value == value {
             runs[before].count += 1

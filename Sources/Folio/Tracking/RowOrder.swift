@@ -47,6 +47,27 @@ struct RowOrder: Sendable {
         return RowKey(id: id, values: values, section: value)
     }
 
+    /// Every column of the current row of a stepped statement, as SQLite holds them: what
+    /// ``key(values:withSection:)`` decodes, kept for the other trackers of a commit.
+    static func columns(of sqlite: OpaquePointer) -> [SQLiteValue] {
+        let count = sqlite3_column_count(sqlite)
+        var values: [SQLiteValue] = []
+        values.reserveCapacity(Int(count))
+        for index in 0..<count { values.append(SQLiteValue(sqliteStatement: sqlite, index: index)) }
+        return values
+    }
+
+    /// ``key(statement:withSection:)`` from the columns ``columns(of:)`` read.
+    func key(values columns: [SQLiteValue], withSection: Bool) -> RowKey {
+        let id: Int64
+        if case .integer(let rowid) = columns[0] { id = rowid } else { id = 0 }
+        var values: [SQLiteValue] = []
+        values.reserveCapacity(sources.count)
+        for source in sources { values.append(columns[Int(source)]) }
+        let value: SQLiteValue? = withSection ? section.map { $0.value(of: columns[columns.count - 1]) } : nil
+        return RowKey(id: id, values: values, section: value)
+    }
+
     /// Whether `a` comes before `b` in the results.
     func precedes(_ a: RowKey, _ b: RowKey) -> Bool {
         for (i, term) in terms.enumerated() {
@@ -76,43 +97,70 @@ struct RowOrder: Sendable {
 }
 
 /// Reads the sort keys of one row at a time: the statement is prepared and its section
-/// arguments bound once; each probe binds the rowid, steps once, and reads the columns
-/// with the C API (no row objects, no argument arrays).
-struct KeyProbe {
-    private let statement: Statement
+/// arguments bound at the first probe; each probe binds the rowid, steps once, and reads the
+/// columns with the C API (no row objects, no argument arrays).
+///
+/// With a commit's shared reads (`shared`), a row another tracker of the same commit
+/// probed with the same statement (the same sort keys and section expression) is not read
+/// again: the probe decodes the values that read kept, with its own ``RowOrder`` (a
+/// `.computed` section key's closure is the probing list's own).
+final class KeyProbe {
     private let db: Database
-    private let idParameter: Int32
     private let order: RowOrder
+    private let fragment: SQLFragment
+    private let shared: CommitTokens?
+    /// The statement's identity in `shared`: its SQL and exact arguments.
+    private let sharedKey: String
+    private var prepared: (statement: Statement, idParameter: Int32)?
+    /// Probes answered from `shared` (the caller counts them in its diagnostics).
+    private(set) var sharedReads = 0
 
-    init(query: CompiledQuery, section: SectionExpression?, order: RowOrder, _ db: Database) throws {
-        let fragment = SQLBuilder.sortKeys(query, section: section?.fragment)
-        statement = try db.cachedStatement(sql: fragment.sql)
-        try statement.setArguments(StatementArguments(fragment.arguments + [0.databaseValue]))
-        idParameter = sqlite3_bind_parameter_count(statement.sqliteStatement)
+    /// `fragment` is ``SQLBuilder/sortKeys(_:section:)``'s, and `key` its fingerprint
+    /// (both worked out once per list).
+    init(fragment: SQLFragment, key: String, order: RowOrder, shared: CommitTokens?, _ db: Database) {
+        self.fragment = fragment
+        self.sharedKey = key
         self.order = order
+        self.shared = shared
         self.db = db
     }
 
     /// The section value of the row with rowid `id`, or `nil` if there is none. Calls a
     /// `.computed` section key's closure: never while holding a lock.
     func section(of id: Int64) throws -> SQLiteValue? {
-        let sqlite = statement.sqliteStatement
-        defer { sqlite3_reset(sqlite) }
-        sqlite3_bind_int64(sqlite, idParameter, id)
-        let code = sqlite3_step(sqlite)
-        if code == SQLITE_DONE { return nil }
-        guard code == SQLITE_ROW else { throw FolioError.stepFailure(code, db, sql: statement.sql) }
-        return order.key(statement: sqlite, withSection: true).section ?? .null
+        try values(of: id).map { order.key(values: $0, withSection: true).section ?? .null }
     }
 
     /// The sort keys of the row with rowid `id` (not its section), or `nil` if there is none.
     func key(_ id: Int64) throws -> RowKey? {
+        try values(of: id).map { order.key(values: $0, withSection: false) }
+    }
+
+    private func values(of id: Int64) throws -> [SQLiteValue]? {
+        guard let shared else { return try read(id) }
+        let (values, wasShared) = try shared.row(sharedKey, id: id) { try read(id) }
+        if wasShared { sharedReads += 1 }
+        return values
+    }
+
+    /// Every column of the row with rowid `id`, stepping the statement.
+    private func read(_ id: Int64) throws -> [SQLiteValue]? {
+        let (statement, idParameter) = try prepare()
         let sqlite = statement.sqliteStatement
         defer { sqlite3_reset(sqlite) }
         sqlite3_bind_int64(sqlite, idParameter, id)
         let code = sqlite3_step(sqlite)
         if code == SQLITE_DONE { return nil }
         guard code == SQLITE_ROW else { throw FolioError.stepFailure(code, db, sql: statement.sql) }
-        return order.key(statement: sqlite, withSection: false)
+        return RowOrder.columns(of: sqlite)
+    }
+
+    private func prepare() throws -> (Statement, Int32) {
+        if let prepared { return prepared }
+        let statement = try db.cachedStatement(sql: fragment.sql)
+        try statement.setArguments(StatementArguments(fragment.arguments + [0.databaseValue]))
+        let made = (statement, sqlite3_bind_parameter_count(statement.sqliteStatement))
+        prepared = made
+        return made
     }
 }

@@ -14,7 +14,7 @@ import Foundation
 /// A list a live tracker follows can carry a summary of each chunk
 /// (``buildSummaries()``): a two-hash Bloom filter of one byte per identifier, so that
 /// finding where a few identifiers are (``positions(of:)``) searches the chunks that may
-/// hold them — about one in twenty besides the right one — instead of every identifier.
+/// hold them — about one in thirty besides the right one — instead of every identifier.
 /// Edits keep the summaries: an insert sets its identifier's bits, a split rebuilds both
 /// halves, and a chunk rebuilds its summary once as many identifiers were added to it as
 /// it was built for (removed identifiers leave their bits: a chunk searched for nothing).
@@ -31,6 +31,10 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
     /// `starts[i]` is the index of the first element of `chunks[i]`.
     private var starts: [Int] = []
     private(set) var count = 0
+    /// The buffer of the chunk this list last copied to edit it: most likely referenced by
+    /// this list only, so edited in place. Only a hint — should another list share it after
+    /// all, the array copies it before writing, as arrays do.
+    private var freshChunk: UInt = 0
     /// Every chunk but the last holds exactly `chunkCapacity`, and the last at most that
     /// many: index arithmetic finds a chunk.
     private var isUniform = true
@@ -111,23 +115,38 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
         }
         var found: [Int64: Int] = [:]
         var searched = 0
-        let wanted = identifiers.map { ($0, ChunkSummary.bits(of: $0)) }
-        for c in chunks.indices {
-            var candidate = false
-            for (id, bits) in wanted where summaries[c].mayContain(bits) && found[id] == nil {
-                candidate = true
-                break
-            }
-            guard candidate else { continue }
-            searched += 1
-            chunks[c].withUnsafeBufferPointer { buffer in
-                for (id, bits) in wanted where found[id] == nil && summaries[c].mayContain(bits) {
-                    if let o = buffer.firstIndex(of: id) { found[id] = starts[c] + o }
+        // The identifiers not found yet, with their summary bits.
+        var pending = identifiers.map { (id: $0, bits: ChunkSummary.bits(of: $0)) }
+        summaries.withUnsafeBufferPointer { summaries in
+            for c in chunks.indices {
+                guard !pending.isEmpty else { break }
+                guard pending.contains(where: { summaries[c].mayContain($0.bits) }) else { continue }
+                searched += 1
+                chunks[c].withUnsafeBufferPointer { buffer in
+                    var k = 0
+                    while k < pending.count {
+                        let wanted = pending[k]
+                        if summaries[c].mayContain(wanted.bits), let o = Self.firstIndex(of: wanted.id, in: buffer) {
+                            found[wanted.id] = starts[c] + o
+                            pending.swapAt(k, pending.count - 1)
+                            pending.removeLast()
+                        } else {
+                            k += 1
+                        }
+                    }
                 }
             }
-            if found.count == identifiers.count { break }
         }
         return (found, searched)
+    }
+
+    /// Where `id` is in `buffer`: first a branch-free count the optimizer vectorizes (a
+    /// chunk a summary let through wrongly, one in thirty, holds none), then the search.
+    @inline(__always)
+    private static func firstIndex(of id: Int64, in buffer: UnsafeBufferPointer<Int64>) -> Int? {
+        var hits = 0
+        for value in buffer { hits &+= value == id ? 1 : 0 }
+        return hits == 0 ? nil : buffer.firstIndex(of: id)
     }
 
     /// The index of each of `identifiers` in the list: with chunk summaries, a search of
@@ -193,7 +212,12 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
             return
         }
         let (c, o) = index == count ? (chunks.count - 1, chunks[chunks.count - 1].count) : locate(index)
-        chunks[c].insert(id, at: o)
+        if Self.address(of: chunks[c]) == freshChunk {
+            chunks[c].insert(id, at: o)
+        } else {
+            chunks[c] = Self.inserting(id, at: o, in: chunks[c])
+        }
+        freshChunk = Self.address(of: chunks[c])
         count += 1
         if summaries != nil { summaries![c].add(id, chunk: chunks[c]) }
         if chunks[c].count > 2 * Self.chunkCapacity {
@@ -215,7 +239,13 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
     mutating func remove(at index: Int) -> Int64 {
         precondition(index >= 0 && index < count, "Index out of range")
         let (c, o) = locate(index)
-        let id = chunks[c].remove(at: o)
+        let id = chunks[c][o]
+        if Self.address(of: chunks[c]) == freshChunk {
+            chunks[c].remove(at: o)
+        } else {
+            chunks[c] = Self.removing(at: o, from: chunks[c])
+        }
+        freshChunk = Self.address(of: chunks[c])
         count -= 1
         if chunks[c].isEmpty {
             chunks.remove(at: c)
@@ -225,6 +255,41 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
         reindex(from: Swift.min(c, Swift.max(0, chunks.count - 1)))
         _checkInvariants()
         return id
+    }
+
+    /// `chunk` with `id` inserted at `offset`, in one pass: the chunk is usually shared with
+    /// the state a snapshot still shows, and editing it in place would copy it, then shift it.
+    /// The list edits in place only the chunk it copied last (``freshChunk``), which a
+    /// commit of many rows edits again and again.
+    private static func inserting(_ id: Int64, at offset: Int, in chunk: [Int64]) -> [Int64] {
+        [Int64](unsafeUninitializedCapacity: chunk.count + 1) { buffer, initialized in
+            let base = buffer.baseAddress!
+            chunk.withUnsafeBufferPointer { old in
+                if let start = old.baseAddress {
+                    base.initialize(from: start, count: offset)
+                    (base + offset + 1).initialize(from: start + offset, count: old.count - offset)
+                }
+            }
+            (base + offset).initialize(to: id)
+            initialized = chunk.count + 1
+        }
+    }
+
+    /// Where a chunk's elements are: which buffer it is, for ``freshChunk``.
+    private static func address(of chunk: [Int64]) -> UInt {
+        chunk.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+    }
+
+    /// `chunk` without its element at `offset`, in one pass (see ``inserting(_:at:in:)``).
+    private static func removing(at offset: Int, from chunk: [Int64]) -> [Int64] {
+        [Int64](unsafeUninitializedCapacity: chunk.count - 1) { buffer, initialized in
+            chunk.withUnsafeBufferPointer { old in
+                guard let base = buffer.baseAddress else { return }
+                base.initialize(from: old.baseAddress!, count: offset)
+                (base + offset).initialize(from: old.baseAddress! + offset + 1, count: old.count - offset - 1)
+            }
+            initialized = chunk.count - 1
+        }
     }
 
     private mutating func reindex(from chunk: Int) {
@@ -309,9 +374,10 @@ extension IdentifierList {
     #endif
 }
 
-/// A two-hash Bloom filter of one chunk of an ``IdentifierList``: 8 bits per identifier of
+/// A three-hash Bloom filter of one chunk of an ``IdentifierList``: 8 bits per identifier of
 /// a full chunk (4 KiB), so an identifier the chunk does not hold passes for about one
-/// chunk in twenty. It only ever gains bits, until it is rebuilt.
+/// chunk in thirty (two hashes let one in twenty through). It only ever gains bits, until
+/// it is rebuilt.
 struct ChunkSummary: Sendable {
     static let log2Bits = 15
     private var words: [UInt64]
@@ -326,23 +392,29 @@ struct ChunkSummary: Sendable {
         }
     }
 
-    /// The two bit numbers of `id`.
+    /// The three bit numbers of `id`: three slices of one multiplicative hash.
     @inline(__always)
-    static func bits(of id: Int64) -> (UInt64, UInt64) {
+    static func bits(of id: Int64) -> (UInt64, UInt64, UInt64) {
         let h = UInt64(bitPattern: id) &* 0x9E37_79B9_7F4A_7C15
-        return (h >> UInt64(64 - log2Bits), (h >> UInt64(64 - 2 * log2Bits)) & ((1 << UInt64(log2Bits)) - 1))
+        let mask: UInt64 = (1 << UInt64(log2Bits)) - 1
+        return (
+            h >> UInt64(64 - log2Bits), (h >> UInt64(64 - 2 * log2Bits)) & mask,
+            (h >> UInt64(64 - 3 * log2Bits)) & mask
+        )
     }
 
     @inline(__always)
-    private static func set(_ bits: (UInt64, UInt64), in words: UnsafeMutableBufferPointer<UInt64>) {
+    private static func set(_ bits: (UInt64, UInt64, UInt64), in words: UnsafeMutableBufferPointer<UInt64>) {
         words[Int(bits.0 >> 6)] |= 1 << (bits.0 & 63)
         words[Int(bits.1 >> 6)] |= 1 << (bits.1 & 63)
+        words[Int(bits.2 >> 6)] |= 1 << (bits.2 & 63)
     }
 
     @inline(__always)
-    func mayContain(_ bits: (UInt64, UInt64)) -> Bool {
+    func mayContain(_ bits: (UInt64, UInt64, UInt64)) -> Bool {
         words.withUnsafeBufferPointer { words in
             words[Int(bits.0 >> 6)] & (1 << (bits.0 & 63)) != 0 && words[Int(bits.1 >> 6)] & (1 << (bits.1 & 63)) != 0
+                && words[Int(bits.2 >> 6)] & (1 << (bits.2 & 63)) != 0
         }
     }
 

@@ -72,15 +72,21 @@ struct ResultsState: Sendable, Equatable {
     }
 
     /// Section start offsets.
-    var offsets: [Int] {
-        var result: [Int] = []
-        result.reserveCapacity(runs.count)
-        var start = 0
-        for run in runs {
-            result.append(start)
-            start += run.count
+    var offsets: [Int] { Self.offsets(of: runs) }
+
+    /// The start offsets of `runs`. O(runs).
+    static func offsets(of runs: [SectionRun]) -> [Int] {
+        [Int](unsafeUninitializedCapacity: runs.count) { offsets, initialized in
+            // The counts only: a run's value is not copied.
+            runs.withUnsafeBufferPointer { runs in
+                var start = 0
+                for i in runs.indices {
+                    offsets[i] = start
+                    start += runs[i].count
+                }
+            }
+            initialized = runs.count
         }
-        return result
     }
 
     /// The state of rows `offset ..< offset + limit` (a request's window), clamped to the

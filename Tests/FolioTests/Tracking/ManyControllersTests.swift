@@ -340,7 +340,7 @@ struct ManyIdentifierSummaryTests {
             total += searched
         }
         let lookups = (array.count + 4_000) / 4_001
-        // One chunk holds it; of the other 97, about one in twenty passes its summary.
+        // One chunk holds it; of the other 97, about one in thirty passes its summary.
         #expect(Double(total) / Double(lookups) < 10, "\(total) chunks for \(lookups) lookups")
         let absent = list.positionsSearch(of: [-1, -2, -3])
         #expect(absent.found.isEmpty)

@@ -125,3 +125,42 @@ extension IdentifierListTests {
         }
     }
 }
+
+/// Copies of a list edited in turn: a list edits in place the chunk it copied last, and that
+/// chunk may be shared by a copy made since (a snapshot of the state a tracker goes on
+/// editing) — each copy must still see only its own edits.
+@Suite("Identifier list copies edited in turn")
+struct IdentifierListCopyTests {
+    @Test(arguments: [1, 2] as [UInt64])
+    func copiesEditedInTurnStayIndependent(seed: UInt64) {
+        var rng = SplitMix64(seed: seed)
+        var next: Int64 = 100_000
+        let start = (1...Int64(10_000)).map { $0 }
+        var lists = [IdentifierList(start)]
+        var arrays = [start]
+        for step in 0..<3_000 {
+            // Often a new copy of a list just edited: it shares the chunk its source edits in place.
+            if step % 7 == 0 && lists.count < 6 {
+                let k = Int.random(in: 0..<lists.count, using: &rng)
+                lists.append(lists[k])
+                arrays.append(arrays[k])
+            }
+            let k = Int.random(in: 0..<lists.count, using: &rng)
+            // Edits near one place, so the same chunk is edited again and again.
+            let around = (step / 300) * 1_000 % max(1, arrays[k].count)
+            if Bool.random(using: &rng) || arrays[k].isEmpty {
+                let index = min(arrays[k].count, around + Int.random(in: 0..<40, using: &rng))
+                lists[k].insert(next, at: index)
+                arrays[k].insert(next, at: index)
+                next += 1
+            } else {
+                let index = min(arrays[k].count - 1, around + Int.random(in: 0..<40, using: &rng))
+                #expect(lists[k].remove(at: index) == arrays[k].remove(at: index))
+            }
+            if step % 250 == 0 {
+                for (list, array) in zip(lists, arrays) { #expect(Array(list) == array) }
+            }
+        }
+        for (list, array) in zip(lists, arrays) { #expect(Array(list) == array) }
+    }
+}
