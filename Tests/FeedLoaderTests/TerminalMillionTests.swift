@@ -105,7 +105,8 @@ struct MillionFixture {
     /// The rows of a list as SQLite finds them: the first ones, each with its title and its
     /// section's day; every day's count; the total.
     struct Expected {
-        var rows: [(title: String, day: String)]
+        /// Each with its day and time as the list shows them (`2025-06-13`, `11:58`).
+        var rows: [(title: String, day: String, time: String)]
         var dayCounts: [String: Int]
         var count: Int
     }
@@ -134,10 +135,11 @@ struct MillionFixture {
         let predicate = predicate(filter: filter, unreadOnly: unreadOnly)
         let rows = try App.sqlite(
             path,
-            "SELECT \(dayExpression), title FROM feed WHERE \(predicate) ORDER BY published DESC, id DESC LIMIT 60"
+            "SELECT \(dayExpression), published, title FROM feed WHERE \(predicate) ORDER BY published DESC, id DESC LIMIT 60"
         ).map { line in
-            let parts = line.split(separator: "\t", maxSplits: 1, omittingEmptySubsequences: false)
-            return (title: String(parts.last ?? ""), day: String(parts.first ?? ""))
+            let parts = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+            let published = Date(timeIntervalSince1970: parts.count == 3 ? Double(parts[1]) ?? 0 : 0)
+            return (title: parts.last ?? "", day: parts.first ?? "", time: DayFormat.time(published))
         }
         // The days of the first rows only (those a first screen shows), each read through
         // the index of `published`.
@@ -215,7 +217,7 @@ struct MillionFixture {
 
     /// What is wrong with `screen` as the first screen of `expected`, or `nil`: the status
     /// line's count is the total, or a lower bound of it with "counting…"; the rows are the
-    /// list's first ones, in order (titles as far as the row shows them).
+    /// list's first ones, in order (time, and title as far as the row shows it).
     func mismatch(_ screen: String, _ expected: Expected, prompt: String?) -> String? {
         let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         if let prompt, !screen.contains("Filter (title or source): \(prompt)▏") { return "no prompt “\(prompt)”" }
@@ -231,7 +233,7 @@ struct MillionFixture {
         if expected.count == 0 { return rows.isEmpty ? nil : "rows shown where nothing matches" }
         guard rows.count >= min(expected.rows.count, 10) else { return "\(rows.count) rows shown" }
         for (index, (row, want)) in zip(rows, expected.rows).enumerated() {
-            let title = String(want.title.prefix(40))
+            let title = want.time + "  " + want.title.prefix(40)
             if !row.contains(title) { return "row \(index + 1) is “\(row)”, SQLite's is “\(want.title)”" }
         }
         return nil
