@@ -51,6 +51,7 @@ extension Browser {
         if !filter.isEmpty { text += " · filter “\(filter)”" }
         if case .detail = mode, let cursor {
             text += " · item \((model.row(of: cursor) + 1).formatted()) of \(model.rowCount.formatted())"
+            if !source.isComplete { text += "+" }
         }
         return ANSI.barStyle + TextLayout.fit(text, width)
     }
@@ -122,10 +123,13 @@ extension Browser {
         return lines
     }
 
+    /// A section's header: its name and its items — while the list is being counted, the
+    /// last section read so far has more to come, and its count says so (`51+ items`).
     private func headerLine(_ section: Int, _ width: Int) -> String {
         let value = model.sections[section]
         let count = value.identifiers.count
-        let right = "\(count.formatted()) item\(count == 1 ? "" : "s") "
+        let more = !source.isComplete && section == model.sections.count - 1
+        let right = "\(count.formatted())\(more ? "+" : "") item\(count == 1 && !more ? "" : "s") "
         let left =
             "▌"
             + (source.grouping == .day

@@ -133,15 +133,7 @@ final class Browser {
 
     /// Fetches, takes over the terminal, and runs until `q`.
     func run() async throws {
-        source.onChange = { [weak self] change in
-            self?.apply(change)
-            self?.post.yield(.redraw)
-        }
-        reloadSources()
-        store.diagnostics.resetCounters()  // the status line counts the list's work only
-        try source.performFetch()
-        model = RowModel(sections: source.currentSections())
-        cursor = model.isEmpty ? nil : IndexPath(item: 0, section: 0)
+        try open()
         terminal.enterFullScreen()
         defer {
             terminal.leaveFullScreen()
@@ -156,6 +148,19 @@ final class Browser {
             if isDone { break }
             render()
         }
+    }
+
+    /// Fetches the list's first screen and follows the controller's change sets.
+    func open() throws {
+        source.onChange = { [weak self] change in
+            self?.apply(change)
+            self?.post.yield(.redraw)
+        }
+        reloadSources()
+        store.diagnostics.resetCounters()  // the status line counts the list's work only
+        try source.performFetch()
+        model = RowModel(sections: source.currentSections())
+        cursor = model.isEmpty ? nil : IndexPath(item: 0, section: 0)
     }
 
     private func startProducers() {
