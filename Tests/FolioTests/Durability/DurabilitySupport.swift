@@ -36,28 +36,40 @@ enum Shell {
     }
 
     /// Runs a program to its end; output through files (a pipe's reader uses a dispatch source).
+    ///
+    /// Spawned with `posix_spawn`, not Foundation's `Process`: on Linux, `Process.run()`
+    /// crashes now and then (SIGSEGV) in `findMaximumOpenFromProcSelfFD()`, which copies a
+    /// whole 256-byte `d_name` from `readdir`'s buffer and can read past its end
+    /// (swift-corelibs-foundation #5472, fixed after Swift 6.3.1). The tests run this
+    /// thousands of times.
     @discardableResult
     static func run(_ executable: String, _ arguments: [String]) throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-shell-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let outputURL = directory.appendingPathComponent("out"), errorURL = directory.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-        let output = try FileHandle(forWritingTo: outputURL), errors = try FileHandle(forWritingTo: errorURL)
-        defer { try? output.close(); try? errors.close() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        let printed = String(decoding: try Data(contentsOf: outputURL), as: UTF8.self)
-        guard process.terminationStatus == 0 else {
-            throw Failure(
-                status: process.terminationStatus, errors: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errorURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        guard spawned == 0 else {
+            throw Failure(status: spawned, errors: "posix_spawn \(executable): \(String(cString: strerror(spawned)))")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            guard errno == EINTR else { throw Failure(status: errno, errors: "waitpid: \(String(cString: strerror(errno)))") }
+        }
+        let signal = status & 0x7F, exitCode = (status >> 8) & 0xFF
+        let printed = String(decoding: (try? Data(contentsOf: outputURL)) ?? Data(), as: UTF8.self)
+        guard signal == 0, exitCode == 0 else {
+            let errors = String(decoding: (try? Data(contentsOf: errorURL)) ?? Data(), as: UTF8.self)
+            throw Failure(status: signal == 0 ? exitCode : 128 + signal, errors: errors)
         }
         return printed.hasSuffix("\n") ? String(printed.dropLast()) : printed
     }
