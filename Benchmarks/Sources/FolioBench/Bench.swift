@@ -46,7 +46,11 @@ final class Bench {
             "The table: \(Report.count(options.rows)) rows (title, url, published, score, category, isRead) with an index on `published`; "
                 + "`published` spans \(options.days) days in an order unrelated to the rowids, so reading in sort order visits the table's pages "
                 + "in scattered order. Every fetch sorts by `published` descending (Folio appends the rowid).")
-        if options.rows != 1_000_000 {
+        if options.rows == 10_000_000 {
+            report.notes.append(
+                "Measured at 10,000,000 rows: the size the design sets the first-screen and search-as-you-type targets at, whose "
+                    + "verdicts hold here; the other targets are set for 1,000,000 rows, and their verdicts are indicative only.")
+        } else if options.rows != 1_000_000 {
             report.notes.append(
                 "The design's targets are set for 1,000,000 rows; at \(Report.count(options.rows)) the verdicts are indicative only "
                     + "(absolute times shrink with the row count, and ratios against baselines that scan every row change too)."

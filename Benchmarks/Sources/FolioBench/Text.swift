@@ -89,6 +89,7 @@ extension Bench {
         func phase(_ name: String, since: inout UInt64) {
             let at = now()
             phases.append(String(format: "%@ %.1f s", name, Double(at - since) / 1e9))
+            log("text rows: " + phases[phases.count - 1])
             since = at
         }
         try store.write { tx in
@@ -124,7 +125,8 @@ extension Bench {
             ]
             for trigger in triggers where trigger.sql.range(of: " INSERT ON ", options: .caseInsensitive) != nil {
                 guard bulk[trigger.name] == trigger.sql else {
-                    throw BenchError.wrongResults("the text table's insert trigger \(trigger.name) is not the one the fill writes for: \(trigger.sql)")
+                    throw BenchError.wrongResults(
+                        "the text table's insert trigger \(trigger.name) is not the one the fill writes for: \(trigger.sql)")
                 }
             }
             guard Set(triggers.map(\.name)).isSuperset(of: bulk.keys) else {
@@ -173,8 +175,8 @@ extension Bench {
                 arguments: [table])
             phase("change log", since: &since)
             try db.execute(
-                sql: "INSERT INTO folio_\(table)_fts (rowid, folio_title_folded) SELECT id, folio_title_folded FROM \(table) ORDER BY id"
-            )
+                sql: "INSERT INTO folio_\(table)_fts (rowid, folio_title_folded) "
+                    + "SELECT id, folio_title_folded FROM \(table) ORDER BY id")
             phase("full-text index", since: &since)
             for index in indexes { try db.execute(sql: index.sql) }
             phase("indexes", since: &since)
