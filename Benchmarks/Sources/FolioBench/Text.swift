@@ -92,9 +92,14 @@ extension Bench {
             log("text rows: " + phases[phases.count - 1])
             since = at
         }
+        let schemaSQL =
+            "SELECT type, name, sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('index', 'trigger') "
+            + "AND sql IS NOT NULL ORDER BY type, name"
+        var schemaBefore: [Row] = []
         try store.write { tx in
             let db = tx.database
             var since = now()
+            schemaBefore = try Row.fetchAll(db, sql: schemaSQL, arguments: [table])
             guard try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") == 0 else {
                 throw BenchError.wrongResults("the text table to fill is not empty")
             }
@@ -184,6 +189,18 @@ extension Bench {
         }
         phases.append(String(format: "committed %.1f s", Double(now() - start) / 1e9))
         log("text rows filled in bulk: " + phases.joined(separator: ", "))
+        // The indexes and triggers are the table's again, and the full-text index has its rows.
+        let (schemaAfter, indexed) = try store.read { db in
+            (
+                try Row.fetchAll(db, sql: schemaSQL, arguments: [table]),
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM folio_\(table)_fts_docsize") ?? -1
+            )
+        }
+        guard schemaAfter == schemaBefore, indexed == rows else {
+            throw BenchError.wrongResults(
+                "the text table filled in bulk has \(schemaAfter.count) indexes and triggers (\(schemaBefore.count) before; "
+                    + "the same: \(schemaAfter == schemaBefore)) and \(indexed) rows in its full-text index, not \(rows)")
+        }
     }
 
     func textRequest(search: String?, sortBy: [SortDescriptor<TextArticle>]) -> RecordRequest<TextArticle> {
