@@ -68,18 +68,30 @@ extension CommitSubscriber {
 /// with it.
 final class CommitTokens {
     private var read: [String: ChangeToken] = [:]
+    /// Whether rows are kept for later subscribers: not when one subscriber follows the
+    /// commit (nobody could ask again, and keeping a thousand-row commit's probes cost more
+    /// than reading them).
+    let sharesRows: Bool
+
+    /// `sharesRows`: several subscribers follow this commit.
+    init(sharesRows: Bool = true) {
+        self.sharesRows = sharesRows
+    }
 
     private struct RowsKey: Hashable {
         var statement: String
         var identifiers: String
     }
 
+    /// A probe: its statement by number (``probeStatement(_:)``), so that a binary search's
+    /// thousands of lookups hash two integers, not the statement's text.
     private struct ProbeKey: Hashable {
-        var statement: String
+        var statement: Int
         var id: Int64
     }
 
     private var rows: [RowsKey: [[SQLiteValue]]] = [:]
+    private var probeStatements: [String: Int] = [:]
     /// `.some(nil)`: the row is gone.
     private var keyed: [ProbeKey: [SQLiteValue]?] = [:]
 
@@ -89,6 +101,7 @@ final class CommitTokens {
     func rows(
         _ statement: String, identifiers: String, _ body: () throws -> [[SQLiteValue]]
     ) rethrows -> (rows: [[SQLiteValue]], shared: Bool) {
+        guard sharesRows else { return (try body(), false) }
         let key = RowsKey(statement: statement, identifiers: identifiers)
         if let known = rows[key] { return (known, true) }
         let read = try body()
@@ -96,14 +109,26 @@ final class CommitTokens {
         return (read, false)
     }
 
-    /// The one row a statement reads with rowid `id` bound (`nil`: none), read by `body` the
-    /// first time it is asked for; `shared` as in ``rows(_:identifiers:_:)``.
-    func row(_ statement: String, id: Int64, _ body: () throws -> [SQLiteValue]?) rethrows -> (
+    /// The number that stands for a probe statement (its SQL and exact arguments) in
+    /// ``row(_:id:_:)`` for this commit.
+    func probeStatement(_ statement: String) -> Int {
+        if let known = probeStatements[statement] { return known }
+        let number = probeStatements.count
+        probeStatements[statement] = number
+        return number
+    }
+
+    /// The one row probe statement `statement` (``probeStatement(_:)``) reads with rowid `id`
+    /// bound (`nil`: none), read by `body` the first time it is asked for; `shared` as in
+    /// ``rows(_:identifiers:_:)``.
+    func row(_ statement: Int, id: Int64, _ body: () throws -> [SQLiteValue]?) rethrows -> (
         row: [SQLiteValue]?, shared: Bool
     ) {
+        guard sharesRows else { return (try body(), false) }
         let key = ProbeKey(statement: statement, id: id)
         if let known = keyed[key] { return (known, true) }
         let read = try body()
+        if keyed.isEmpty { keyed.reserveCapacity(256) }
         keyed[key] = .some(read)
         return (read, false)
     }
@@ -350,7 +375,7 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
             return tellUnknownRows(
                 db, reason: "the change log went back (it had followed seq \(followed), the log now ends at \(end))")
         }
-        let tokens = CommitTokens()
+        let tokens = CommitTokens(sharesRows: live.count > 1)
         for subscriber in live {
             var related: [RelatedTable: Set<Int64>] = [:]
             var relatedWritten = false
@@ -389,7 +414,8 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
     /// delivers ``ChangeSet/reload`` if its table's token moved), and says why.
     private func tellUnknownRows(_ db: Database, reason: String) {
         diagnostics.reloadBecause(reason)
-        let tokens = CommitTokens()
-        for subscriber in liveSubscribers { subscriber.didChangeExternally(tokens: tokens, in: db) }
+        let live = liveSubscribers
+        let tokens = CommitTokens(sharesRows: live.count > 1)
+        for subscriber in live { subscriber.didChangeExternally(tokens: tokens, in: db) }
     }
 }

@@ -51,8 +51,8 @@ public enum ExternalChangeDetection: Sendable, Equatable, CustomStringConvertibl
 /// (``InotifyRegistry``); on Apple platforms only the `-wal` is opened, with `O_EVTONLY`,
 /// which SQLite never locks.
 final class ChangeWatcher: @unchecked Sendable {
-    // @unchecked Sendable: `generation` is touched only on `queue`; the rest is immutable
-    // (the registry and the sources are themselves thread-safe).
+    // @unchecked Sendable: the re-check and heartbeat state is touched only on `queue`; the
+    // rest is immutable (the registry and the sources are themselves thread-safe).
     let detection: ExternalChangeDetection
     private let queue: DispatchQueue
     private let wake: @Sendable () -> Void
@@ -63,8 +63,15 @@ final class ChangeWatcher: @unchecked Sendable {
     /// The store's watches in the process's one inotify instance (``InotifyRegistry``).
     private let registration: InotifyRegistry.Token?
     #endif
-    /// Bumped at every notification: only the latest burst's re-checks run.
-    private var generation: UInt64 = 0
+    /// When the latest notification came: the re-checks count from it.
+    private var lastNotified = DispatchTime.now()
+    /// The next of ``rechecks`` to run after ``lastNotified`` (`rechecks.count`: none).
+    private var nextRecheck = ChangeWatcher.rechecks.count
+    /// The one timer that runs the re-checks (notifications only), and the deadline it is
+    /// set for (`nil`: not set). A burst of notifications — a large write of the store's own
+    /// sends hundreds — moves the series' start without setting a timer for each.
+    private var recheckTimer: (any DispatchSourceTimer)?
+    private var recheckDeadline: DispatchTime?
     /// The heartbeat (notifications only): a timer that wakes the store when the files
     /// changed although no notification came for a whole ``heartbeat``.
     private var heartbeatTimer: (any DispatchSourceTimer)?
@@ -128,6 +135,9 @@ final class ChangeWatcher: @unchecked Sendable {
             timer.schedule(deadline: .now() + heartbeat, repeating: heartbeat, leeway: .milliseconds(100))
             timer.setEventHandler { box.watcher?.heartbeatFired(path: path) }
             heartbeatTimer = timer
+            let rechecks = DispatchSource.makeTimerSource(queue: queue)
+            rechecks.setEventHandler { box.watcher?.recheckFired() }
+            recheckTimer = rechecks
         } else {
             detection = .polling(interval: Self.pollingInterval)
             let timer = DispatchSource.makeTimerSource(queue: queue)
@@ -146,6 +156,8 @@ final class ChangeWatcher: @unchecked Sendable {
             queue.async { [weak self] in self?.lastStamp = FileStamp(path: path) }
             heartbeatTimer.resume()
         }
+        recheckTimer?.schedule(deadline: .distantFuture)
+        recheckTimer?.resume()
     }
 
     deinit { cancel() }
@@ -155,26 +167,44 @@ final class ChangeWatcher: @unchecked Sendable {
     func cancel() {
         source?.cancel()
         heartbeatTimer?.cancel()
+        recheckTimer?.cancel()
         #if canImport(Glibc)
         if let registration { InotifyRegistry.shared.unwatch(registration) }
         #endif
     }
 
-    /// A notification (on `queue`): wake now, and again after each of ``rechecks`` unless a
-    /// later notification started its own series.
+    /// A notification (on `queue`): wake now, and again after each of ``rechecks``, counted
+    /// from the latest notification (a later one starts the series again).
     private func notified() {
         notificationCount?()
         if dropsNotifications { return }
         notifiedSinceHeartbeat = true
-        generation &+= 1
-        let current = generation
+        lastNotified = .now()
+        nextRecheck = 0
         wake()
-        for delay in Self.rechecks {
-            queue.asyncAfter(deadline: .now() + delay) { [weak self] in
-                guard let self, self.generation == current else { return }
-                self.wake()
-            }
-        }
+        setRecheckTimer(by: lastNotified + Self.rechecks[0])
+    }
+
+    /// The re-check timer fired (on `queue`): wake if the next re-check is due, and set the
+    /// timer for the one after; if a notification came since it was set, only set it again
+    /// for the series' new start.
+    private func recheckFired() {
+        recheckDeadline = nil
+        guard nextRecheck < Self.rechecks.count else { return }
+        let due = lastNotified + Self.rechecks[nextRecheck]
+        if DispatchTime.now() < due { return setRecheckTimer(by: due) }
+        wake()
+        nextRecheck += 1
+        if nextRecheck < Self.rechecks.count { setRecheckTimer(by: lastNotified + Self.rechecks[nextRecheck]) }
+    }
+
+    /// Sets the re-check timer for `deadline` unless it is already set for it or earlier
+    /// (when it fires, it finds the re-check not due yet and sets itself again).
+    private func setRecheckTimer(by deadline: DispatchTime) {
+        guard let recheckTimer else { return }
+        if let recheckDeadline, recheckDeadline <= deadline { return }
+        recheckDeadline = deadline
+        recheckTimer.schedule(deadline: deadline)
     }
 
     /// The heartbeat (on `queue`): when no notification came since the last one and the

@@ -85,6 +85,8 @@ final class InotifyRegistry: @unchecked Sendable {
     /// import, the `sqlite3` shell) closes the `-wal` after it published its commit in the
     /// `-shm`, which no notification tells of (it is mapped memory) — a wake-up the commit's
     /// own writes, before a slow `fsync`, may come too early for.
+    /// After reading a batch of events, how long the reader waits before reading the next.
+    static let readingPause = DispatchTimeInterval.milliseconds(1)
     private static let fileMask = UInt32(IN_MODIFY) | UInt32(IN_CLOSE_WRITE)
     private static let directoryMask = UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)
 
@@ -160,7 +162,10 @@ final class InotifyRegistry: @unchecked Sendable {
         guard made >= 0 else { return false }
         fd = made
         let source = DispatchSource.makeReadSource(fileDescriptor: made, queue: queue)
-        source.setEventHandler { [weak self] in self?.readEvents(made) }
+        source.setEventHandler { [weak self] in
+            self?.readEvents(made)
+            self?.pauseReading()
+        }
         source.resume()
         self.source = source
         return true
@@ -203,6 +208,26 @@ final class InotifyRegistry: @unchecked Sendable {
     }
 
     // MARK: Events
+
+    /// After a batch (on `queue`): the reader rests for ``readingPause``. A burst — a large
+    /// write sends an event per page written to the `-wal` — is read a batch per pause at
+    /// most, and the kernel merges the events that repeat the last unread one meanwhile, so
+    /// it costs a few wake-ups, not hundreds. The first event after a quiet spell is read
+    /// at once.
+    private func pauseReading() {
+        lock.lock()
+        let source = self.source
+        lock.unlock()
+        guard let source else { return }
+        source.suspend()
+        queue.asyncAfter(deadline: .now() + Self.readingPause) { [weak self] in
+            guard let self else { return }
+            self.lock.lock()
+            let source = self.source
+            self.lock.unlock()
+            source?.resume()
+        }
+    }
 
     /// Reads every pending event (on `queue`), works out under the lock which subscribers
     /// they concern, and notifies those after it.

@@ -67,7 +67,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
     /// Applies what arrived while the installed state was being read, at the database's
     /// current state. Runs on the writer's queue, like a commit.
     func catchUp(_ db: Database) {
-        run(machine.withLock { $0.catchUp() }, db, CommitTokens())
+        run(machine.withLock { $0.catchUp() }, db, CommitTokens(sharesRows: false))
     }
 
     var serial: UInt64 { machine.withLock { $0.serial } }
@@ -87,7 +87,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
     // MARK: Commits
 
     func didCommit(changedRowIDs: Set<Int64>, in db: Database) {
-        didCommit(changedRowIDs: changedRowIDs, tokens: CommitTokens(), in: db)
+        didCommit(changedRowIDs: changedRowIDs, tokens: CommitTokens(sharesRows: false), in: db)
     }
 
     func didCommit(changedRowIDs: Set<Int64>, tokens: CommitTokens, in db: Database) {
@@ -113,7 +113,7 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
     }
 
     func didChangeExternally(in db: Database) {
-        didChangeExternally(tokens: CommitTokens(), in: db)
+        didChangeExternally(tokens: CommitTokens(sharesRows: false), in: db)
     }
 
     func didChangeExternally(tokens: CommitTokens, in db: Database) {

@@ -137,6 +137,7 @@ struct ResultsUpdater: Sendable {
         // 2. Where the touched rows were, ascending: through the chunk summaries, which a
         // long list gets at its first commit and keeps through its edits.
         var ids = old.ids
+        ids.beginEdits()
         ids.buildSummaries()
         let (oldPositions, searched) = ids.positionsSearch(of: changed.filter { $0 <= maxID })
         diagnostics.count { $0.identifierChunksSearched += searched }

@@ -109,8 +109,8 @@ final class KeyProbe {
     private let order: RowOrder
     private let fragment: SQLFragment
     private let shared: CommitTokens?
-    /// The statement's identity in `shared`: its SQL and exact arguments.
-    private let sharedKey: String
+    /// The statement's number in `shared` (``CommitTokens/probeStatement(_:)``).
+    private let sharedKey: Int
     private var prepared: (statement: Statement, idParameter: Int32)?
     /// Probes answered from `shared` (the caller counts them in its diagnostics).
     private(set) var sharedReads = 0
@@ -119,7 +119,7 @@ final class KeyProbe {
     /// (both worked out once per list).
     init(fragment: SQLFragment, key: String, order: RowOrder, shared: CommitTokens?, _ db: Database) {
         self.fragment = fragment
-        self.sharedKey = key
+        self.sharedKey = shared?.probeStatement(key) ?? 0
         self.order = order
         self.shared = shared
         self.db = db

@@ -31,10 +31,11 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
     /// `starts[i]` is the index of the first element of `chunks[i]`.
     private var starts: [Int] = []
     private(set) var count = 0
-    /// The buffer of the chunk this list last copied to edit it: most likely referenced by
-    /// this list only, so edited in place. Only a hint — should another list share it after
-    /// all, the array copies it before writing, as arrays do.
-    private var freshChunk: UInt = 0
+    /// The buffers of the chunks this list copied to edit them: most likely referenced by
+    /// this list only, so edited in place (a commit of a thousand rows spread over the list
+    /// copies each chunk it edits once, not once per row). Only a hint — should another list
+    /// share one after all, the array copies it before writing, as arrays do.
+    private var freshChunks: Set<UInt> = []
     /// Every chunk but the last holds exactly `chunkCapacity`, and the last at most that
     /// many: index arithmetic finds a chunk.
     private var isUniform = true
@@ -85,8 +86,13 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
         return result
     }
 
+    /// Chunk by chunk where both lists cut their chunks alike (a buffer shared by both is
+    /// equal at once), element by element otherwise.
     static func == (lhs: IdentifierList, rhs: IdentifierList) -> Bool {
-        lhs.count == rhs.count && lhs.elementsEqual(rhs)
+        guard lhs.count == rhs.count else { return false }
+        guard lhs.starts == rhs.starts else { return lhs.elementsEqual(rhs) }
+        for c in lhs.chunks.indices where lhs.chunks[c] != rhs.chunks[c] { return false }
+        return true
     }
 
     // MARK: Chunk summaries
@@ -212,12 +218,12 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
             return
         }
         let (c, o) = index == count ? (chunks.count - 1, chunks[chunks.count - 1].count) : locate(index)
-        if Self.address(of: chunks[c]) == freshChunk {
+        if freshChunks.contains(Self.address(of: chunks[c])) {
             chunks[c].insert(id, at: o)
         } else {
             chunks[c] = Self.inserting(id, at: o, in: chunks[c])
         }
-        freshChunk = Self.address(of: chunks[c])
+        noteFresh(c)
         count += 1
         if summaries != nil { summaries![c].add(id, chunk: chunks[c]) }
         if chunks[c].count > 2 * Self.chunkCapacity {
@@ -240,12 +246,12 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
         precondition(index >= 0 && index < count, "Index out of range")
         let (c, o) = locate(index)
         let id = chunks[c][o]
-        if Self.address(of: chunks[c]) == freshChunk {
+        if freshChunks.contains(Self.address(of: chunks[c])) {
             chunks[c].remove(at: o)
         } else {
             chunks[c] = Self.removing(at: o, from: chunks[c])
         }
-        freshChunk = Self.address(of: chunks[c])
+        noteFresh(c)
         count -= 1
         if chunks[c].isEmpty {
             chunks.remove(at: c)
@@ -259,8 +265,8 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
 
     /// `chunk` with `id` inserted at `offset`, in one pass: the chunk is usually shared with
     /// the state a snapshot still shows, and editing it in place would copy it, then shift it.
-    /// The list edits in place only the chunk it copied last (``freshChunk``), which a
-    /// commit of many rows edits again and again.
+    /// The list edits in place only the chunks it copied (``freshChunks``), which a commit
+    /// of many rows edits again and again.
     private static func inserting(_ id: Int64, at offset: Int, in chunk: [Int64]) -> [Int64] {
         [Int64](unsafeUninitializedCapacity: chunk.count + 1) { buffer, initialized in
             let base = buffer.baseAddress!
@@ -275,7 +281,21 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
         }
     }
 
-    /// Where a chunk's elements are: which buffer it is, for ``freshChunk``.
+    /// Starts a series of edits of a copy of a list another state still holds: none of its
+    /// chunks is this copy's own yet.
+    mutating func beginEdits() {
+        freshChunks.removeAll()
+    }
+
+    /// Notes chunk `c`'s buffer (after an edit: its own copy, or one edited in place, which
+    /// may have moved as it grew) as the list's own. The set never holds more than twice the
+    /// chunks: addresses of buffers freed since are forgotten then.
+    private mutating func noteFresh(_ c: Int) {
+        if freshChunks.count >= 2 * chunks.count + 8 { freshChunks.removeAll(keepingCapacity: true) }
+        freshChunks.insert(Self.address(of: chunks[c]))
+    }
+
+    /// Where a chunk's elements are: which buffer it is, for ``freshChunks``.
     private static func address(of chunk: [Int64]) -> UInt {
         chunk.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
     }

@@ -163,4 +163,48 @@ struct IdentifierListCopyTests {
         }
         for (list, array) in zip(lists, arrays) { #expect(Array(list) == array) }
     }
+
+    /// A commit of many rows edits chunks all over the list, each copied once and edited in
+    /// place after: copies taken meanwhile (the state a snapshot shows) never change, and
+    /// lists compare equal chunk by chunk or element by element, however they are cut.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func copiesEditedAllOverStayIndependent(seed: UInt64) {
+        var rng = SplitMix64(seed: seed)
+        var next: Int64 = 1_000_000
+        var list = IdentifierList((1...Int64(40_000)).map { $0 })
+        var array = Array(list)
+        var kept: [(list: IdentifierList, array: [Int64])] = []
+        for round in 0..<12 {
+            if round % 3 == 1 { list.beginEdits() }
+            kept.append((list, array))
+            for _ in 0..<400 {
+                if Bool.random(using: &rng) {
+                    let index = Int.random(in: 0...array.count, using: &rng)
+                    list.insert(next, at: index)
+                    array.insert(next, at: index)
+                    next += 1
+                } else {
+                    let index = Int.random(in: 0..<array.count, using: &rng)
+                    #expect(list.remove(at: index) == array.remove(at: index))
+                }
+            }
+            list._checkInvariants()
+            #expect(Array(list) == array, "seed \(seed), round \(round)")
+            #expect(list == IdentifierList(array), "equal to the same identifiers cut into uniform chunks")
+        }
+        for (copy, expected) in kept {
+            #expect(Array(copy) == expected, "a copy taken before a round of edits is unchanged")
+            #expect(copy == IdentifierList(expected))
+            #expect(copy != list)
+        }
+        // Equal counts, one identifier different, in the last chunk or the first.
+        for index in [0, array.count - 1] {
+            var other = list
+            other.remove(at: index)
+            other.insert(-1, at: index)
+            #expect(other != list && list != other)
+            #expect(other.count == list.count)
+        }
+        #expect(list == list, "a list equals itself (every chunk shared)")
+    }
 }
