@@ -35,41 +35,25 @@ enum Shell {
         try run("/bin/cp", [source, destination])
     }
 
-    /// Runs a program to its end; output through files (a pipe's reader uses a dispatch source).
-    ///
-    /// Spawned with `posix_spawn`, not Foundation's `Process`: on Linux, `Process.run()`
-    /// crashes now and then (SIGSEGV) in `findMaximumOpenFromProcSelfFD()`, which copies a
-    /// whole 256-byte `d_name` from `readdir`'s buffer and can read past its end
-    /// (swift-corelibs-foundation #5472, fixed after Swift 6.3.1). The tests run this
-    /// thousands of times.
+    /// Runs a program to its end; output through files (see ``ChildProcess``, which is
+    /// not Foundation's `Process`: that one crashes now and then on Linux).
     @discardableResult
     static func run(_ executable: String, _ arguments: [String]) throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-shell-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let outputURL = directory.appendingPathComponent("out"), errorURL = directory.appendingPathComponent("err")
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errorURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
-        guard spawned == 0 else {
-            throw Failure(status: spawned, errors: "posix_spawn \(executable): \(String(cString: strerror(spawned)))")
+        let child: ChildProcess
+        do {
+            child = try ChildProcess(executable, arguments, output: outputURL.path, errors: errorURL.path)
+        } catch {
+            throw Failure(status: -1, errors: "\(error)")
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 {
-            guard errno == EINTR else { throw Failure(status: errno, errors: "waitpid: \(String(cString: strerror(errno)))") }
-        }
-        let signal = status & 0x7F, exitCode = (status >> 8) & 0xFF
+        let ended = child.wait()
         let printed = String(decoding: (try? Data(contentsOf: outputURL)) ?? Data(), as: UTF8.self)
-        guard signal == 0, exitCode == 0 else {
+        guard ended.succeeded else {
             let errors = String(decoding: (try? Data(contentsOf: errorURL)) ?? Data(), as: UTF8.self)
-            throw Failure(status: signal == 0 ? exitCode : 128 + signal, errors: errors)
+            throw Failure(status: ended.status, errors: errors)
         }
         return printed.hasSuffix("\n") ? String(printed.dropLast()) : printed
     }
