@@ -195,31 +195,23 @@ extension Bench {
         for rep in 0...n {
             let id = liveIDs[Int.random(in: 0..<liveIDs.count, using: &random)]
             let date = dataset.randomDate(using: &random)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: shell)
-            process.arguments = [
-                "-cmd", ".timeout 10000", store.path!,
-                "UPDATE article SET published = \(date.timeIntervalSince1970) WHERE id = \(id);",
-            ]
-            let errors = Pipe()
-            process.standardError = errors
-            let exit = AsyncStream<Int32>.makeStream()
-            process.terminationHandler = { process in
-                exit.continuation.yield(process.terminationStatus)
-                exit.continuation.finish()
-            }
+            let errors = FileManager.default.temporaryDirectory.appendingPathComponent("folio-bench-sqlite3-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: errors) }
+            func printed() -> String { String(decoding: (try? Data(contentsOf: errors)) ?? Data(), as: UTF8.self) }
             let watch = Stopwatch()
-            try process.run()
+            let process = try Child(
+                shell,
+                [
+                    "-cmd", ".timeout 10000", store.path!,
+                    "UPDATE article SET published = \(date.timeIntervalSince1970) WHERE id = \(id);",
+                ], errors: errors.path)
             guard let delivery = await recorder.next() else {
-                process.waitUntilExit()
-                let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                throw BenchError.noDelivery("sqlite3 shell commit: no change set within 30 s (\(message))")
+                _ = await process.exitStatus()
+                throw BenchError.noDelivery("sqlite3 shell commit: no change set within 30 s (\(printed()))")
             }
-            var status: Int32 = -1
-            for await code in exit.stream { status = code }
+            let status = await process.exitStatus()
             guard status == 0 else {
-                let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                throw BenchError.wrongResults("sqlite3 shell exited with \(status): \(message)")
+                throw BenchError.wrongResults("sqlite3 shell exited with \(status): \(printed())")
             }
             guard rep > 0 else { continue }
             samples.add(watch.lap(until: delivery.at))

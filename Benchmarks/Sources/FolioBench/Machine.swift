@@ -51,19 +51,14 @@ struct Machine: Codable, Sendable {
 
     /// The first line of `swift --version` (the toolchain on PATH, the one that built us).
     private static func swiftVersion() -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swift", "--version"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = Pipe()
-        do {
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init)
-            if let line, !line.isEmpty { return line }
-        } catch {}
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("folio-bench-swift-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: output) }
+        if let child = try? Child("/usr/bin/env", ["swift", "--version"], output: output.path), child.wait() == 0,
+            let data = try? Data(contentsOf: output),
+            let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init), !line.isEmpty
+        {
+            return line
+        }
         #if swift(>=6.3)
         return "Swift 6.3 or later (compiler)"
         #else

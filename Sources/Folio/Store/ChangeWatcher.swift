@@ -179,6 +179,12 @@ final class ChangeWatcher: @unchecked Sendable {
         notificationCount?()
         if dropsNotifications { return }
         notifiedSinceHeartbeat = true
+        wakeAndRecheck()
+    }
+
+    /// Wakes the store now and after each of ``rechecks``, counted from now (a later call
+    /// starts the series again) (on `queue`).
+    private func wakeAndRecheck() {
         lastNotified = .now()
         nextRecheck = 0
         wake()
@@ -209,8 +215,13 @@ final class ChangeWatcher: @unchecked Sendable {
 
     /// The heartbeat (on `queue`): when no notification came since the last one and the
     /// files differ from how it last found them, a notification was lost (or never sent):
-    /// wake the store as a notification would. A burst that did notify is left to its own
-    /// re-checks, so the store's own writes never cost a wake-up here.
+    /// wake the store as a notification would, re-checks included. A burst that did notify
+    /// is left to its own re-checks, so the store's own writes never cost a wake-up here.
+    ///
+    /// The re-checks matter as much as for a notification: the files change when a commit's
+    /// frames are written, before the writer's `fsync` and its publication in the `-shm`. A
+    /// heartbeat in between finds nothing to read, and the next one finds the files as this
+    /// one left them: without a re-check, the commit would wait for the store's next write.
     private func heartbeatFired(path: String) {
         let stamp = FileStamp(path: path)
         defer {
@@ -218,7 +229,7 @@ final class ChangeWatcher: @unchecked Sendable {
             notifiedSinceHeartbeat = false
         }
         guard !notifiedSinceHeartbeat, stamp != lastStamp else { return }
-        wake()
+        wakeAndRecheck()
     }
 
     /// The watcher a notification handler reaches, set once it is made (a notification

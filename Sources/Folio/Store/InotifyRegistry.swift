@@ -138,10 +138,14 @@ final class InotifyRegistry: @unchecked Sendable {
         return census
     }
 
-    /// Whether the registry's lock is free at this instant (tests: a notification is sent
-    /// with it released).
-    var _isLockFree: Bool {
-        guard lock.try() else { return false }
+    /// Whether the calling thread can take the registry's lock within `timeout` (tests: a
+    /// notification is sent with the lock released). A thread that holds it cannot take it
+    /// again (the lock is not recursive) and gets `false` once `timeout` passed; another
+    /// thread's hold — another store's watch, a census — is brief and waited out. (Whether
+    /// the lock is free at one instant says nothing of the caller: any store of the process
+    /// may be holding it then.)
+    func _canTakeLock(within timeout: TimeInterval) -> Bool {
+        guard lock.lock(before: Date(timeIntervalSinceNow: timeout)) else { return false }
         lock.unlock()
         return true
     }

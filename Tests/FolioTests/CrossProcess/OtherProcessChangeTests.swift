@@ -236,16 +236,11 @@ struct OtherProcessChangeTests {
         let store = try Self.store(directory)
         let table = try await XprocTable(store)
         let executable = try #require(Shell.executable)
-        let output = directory.path("shell.out")
-        _ = FileManager.default.createFile(atPath: output, contents: nil)
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: executable)
-        shell.arguments = ["-batch", "-cmd", ".timeout 10000", store.path!]
-        let input = Pipe()
-        shell.standardInput = input
-        shell.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        try shell.run()
-        input.fileHandleForWriting.write(
+        let output = directory.path("shell.out"), errors = directory.path("shell.err")
+        let shell = try ChildProcess(
+            executable, ["-batch", "-cmd", ".timeout 10000", store.path!], input: .pipe, output: output, errors: errors)
+        // Standard input stays open: the shell waits inside its transaction for more.
+        try shell.write(
             Data(
                 """
                 BEGIN;
@@ -254,11 +249,19 @@ struct OtherProcessChangeTests {
                 SELECT 'ready';
 
                 """.utf8))
-        for _ in 0..<2_000 where !((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").contains("ready") {
+        // Until the rows are written, uncommitted, however slow a loaded machine makes the
+        // shell: a kill before would test nothing.
+        let deadline = ContinuousClock.now + .seconds(120)
+        var ready = false
+        while !ready && shell.isRunning && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
+            ready = ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").contains("ready")
         }
-        kill(shell.processIdentifier, SIGKILL)
-        shell.waitUntilExit()
+        let state = shell.poll().map { "\($0)" } ?? "still running"
+        let printed = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+        #expect(ready, "the shell never wrote its rows (\(state)): \(printed)")
+        shell.kill(SIGKILL)
+        #expect(shell.wait() == .signaled(SIGKILL), "killed mid-transaction, not ended by itself")
         try await Task.sleep(for: .milliseconds(200))
         #expect(try await table.settle("a killed transaction").isEmpty)
         let (rows, logged, gaps) = try readNow(store) { db in

@@ -71,21 +71,17 @@ struct DiagnosticsTests {
     }
 
     @Test func theEnvironmentVariableSwitchesTheLogOnWithoutCode() throws {
+        let directory = try ScratchDirectory()
         func childStandardError(level: String?) throws -> [String] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-            process.arguments = ["--testing-library", "swift-testing", "--filter", "sqlDebugChild"]
             var environment = ProcessInfo.processInfo.environment
             environment["FOLIO_SQL_DEBUG_CHILD"] = "1"
             environment["FOLIO_SQL_DEBUG"] = level
-            process.environment = environment
-            let errors = Pipe()
-            process.standardError = errors
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            let data = errors.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
+            let errors = directory.path("child-\(level ?? "unset").err")
+            let process = try ChildProcess(
+                CommandLine.arguments[0], ["--testing-library", "swift-testing", "--filter", "sqlDebugChild"],
+                environment: environment, errors: errors)
+            #expect(process.wait() == .exited(0))
+            let data = (try? Data(contentsOf: URL(fileURLWithPath: errors))) ?? Data()
             return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).filter {
                 $0.hasPrefix("FOLIO SQL: ")
             }

@@ -31,30 +31,18 @@ struct CrashItemV2: PersistentRecord {
 /// killed with SIGKILL at any point leaves the file old or new, never in between.
 @Suite("Migrations and other processes")
 struct MigrationProcessTests {
-    /// A child FolioCrashImporter with its output in a file.
+    /// A child FolioCrashImporter with its output in a file (killed with SIGKILL if it
+    /// still runs when the last reference goes).
     final class Child {
-        let process = Process()
+        let process: ChildProcess
         let output: URL
-        private let handles: [FileHandle]
 
         init(_ arguments: [String], in directory: URL) throws {
             let importer = try #require(
                 CrashSafetyTests.importer, "FolioCrashImporter was not built next to the tests (swift build builds it)")
             output = directory.appendingPathComponent("child-\(UUID().uuidString).out")
             let errors = directory.appendingPathComponent("child-\(UUID().uuidString).err")
-            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-            _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
-            handles = [try FileHandle(forWritingTo: output), try FileHandle(forWritingTo: errors)]
-            process.executableURL = importer
-            process.arguments = arguments
-            process.standardOutput = handles[0]
-            process.standardError = handles[1]
-            try process.run()
-        }
-
-        deinit {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            for handle in handles { try? handle.close() }
+            process = try ChildProcess(importer.path, arguments, output: output.path, errors: errors.path)
         }
 
         var lines: [String] { CrashSafetyTests.lines(of: output) }
@@ -97,8 +85,7 @@ struct MigrationProcessTests {
         _ = fetched[0]  // one batch loaded; the others load later, through the store
 
         let child = try Child(["migrate", path], in: directory.url)
-        child.process.waitUntilExit()
-        #expect(child.process.terminationStatus == 0)
+        #expect(child.process.wait() == .exited(0))
         #expect(child.lines.last == "migrated 490")
 
         let changed = FolioError.modelVersionChanged(path: path, found: 2, opened: 0)
@@ -147,8 +134,8 @@ struct MigrationProcessTests {
             let reached = try await child.waitFor { $0 == (afterStep ? "step" : "migrating") }
             #expect(reached, "the child never printed its line — \(context)")
             try await Task.sleep(for: .milliseconds(delay))
-            kill(child.process.processIdentifier, SIGKILL)
-            child.process.waitUntilExit()
+            child.process.kill(SIGKILL)
+            child.process.wait()
 
             let integrity: [String] = try {
                 let queue = try DatabaseQueue(path: path)

@@ -30,8 +30,7 @@ struct OldStoreLiveListTests {
         try await controller.performFetch()
 
         let child = try MigrationProcessTests.Child(["migrate", path], in: directory.url)
-        child.process.waitUntilExit()
-        #expect(child.process.terminationStatus == 0)
+        #expect(child.process.wait() == .exited(0))
         #expect(child.lines.last == "migrated 290")
 
         let changed = FolioError.modelVersionChanged(path: path, found: 2, opened: 0)
@@ -81,8 +80,7 @@ extension OldStoreLiveListTests {
         let observer = store.observeExternalChanges(every: .milliseconds(10))
         defer { observer.cancel() }
         let child = try MigrationProcessTests.Child(["migrate", path], in: directory.url)
-        child.process.waitUntilExit()
-        #expect(child.process.terminationStatus == 0)
+        #expect(child.process.wait() == .exited(0))
         let deadline = ContinuousClock.now + .seconds(60)
         while model.lastError == nil && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))

@@ -251,12 +251,20 @@ struct ConcurrencyTests {
         // Meanwhile, on the main actor: change a live controller's request now and then.
         let clock = ContinuousClock()
         let deadline = clock.now + Self.duration
-        // At least twenty request changes, however busy the main actor is with other suites
-        // (the writer and readers keep going meanwhile), within a generous bound.
+        // At least twenty request changes, and the least work of every writer, reader and
+        // controller checked below, however busy the machine and the main actor are with
+        // other suites (a starved reader can do less in the time than the checks ask),
+        // within a generous bound.
         let bound = deadline + .seconds(120)
+        func everyTaskDidItsShare() -> Bool {
+            let counts = report.allCounts
+            return counts["write transactions", default: 0] > 20 && counts["raw reads", default: 0] > 20
+                && counts["fetches and counts", default: 0] > 5 && counts["batched iterations", default: 0] > 5
+                && delegates.allSatisfy { $0.changeSets > 5 }
+        }
         var flip = false
         var requestChanges = 0
-        while (clock.now < deadline || requestChanges < 20) && clock.now < bound {
+        while (clock.now < deadline || requestChanges < 20 || !everyTaskDidItsShare()) && clock.now < bound {
             try await Task.sleep(for: .milliseconds(40))
             flip.toggle()
             var changed = byScore

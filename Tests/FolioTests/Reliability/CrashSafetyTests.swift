@@ -74,7 +74,7 @@ struct CrashSafetyTests {
     /// printing (a loaded 2-core machine starved every test of this process for 137 s), and
     /// then what the child printed meanwhile decides, not the clock.
     static func waitForOutput(
-        of process: Process, in output: URL, until condition: ([String]) -> Bool
+        of process: ChildProcess, in output: URL, until condition: ([String]) -> Bool
     ) async throws -> Bool {
         var printed = -1
         var deadline = ContinuousClock.now
@@ -140,18 +140,9 @@ struct CrashSafetyTests {
                 "crash seed \(seed), round \(round), kill point \(point), delay \(delay) ms (replay: FOLIO_CRASH_SEED=\(seed))"
 
             // Run the child and kill it.
-            let process = Process()
-            process.executableURL = importer
-            process.arguments = [path]
             let outputURL = directory.appendingPathComponent("round-\(round).out")
             let errorURL = directory.appendingPathComponent("round-\(round).err")
-            _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-            _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-            let stdout = try FileHandle(forWritingTo: outputURL), stderr = try FileHandle(forWritingTo: errorURL)
-            defer { try? stdout.close(); try? stderr.close() }
-            process.standardOutput = stdout
-            process.standardError = stderr
-            try process.run()
+            let process = try ChildProcess(importer.path, [path], output: outputURL.path, errors: errorURL.path)
             func waitUntil(_ condition: ([String]) -> Bool) async throws -> Bool {
                 try await Self.waitForOutput(of: process, in: outputURL, until: condition)
             }
@@ -178,12 +169,11 @@ struct CrashSafetyTests {
                 #expect(cached, "the importer never wrote its cache — \(context)")
             }
             let wasRunning = process.isRunning
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.kill(SIGKILL)
+            let ended = process.wait()
             let errors = (try? String(contentsOf: errorURL, encoding: .utf8)) ?? ""
             try #require(
-                wasRunning && process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL,
-                "the importer ended by itself (status \(process.terminationStatus)): \(errors) — \(context)")
+                wasRunning && ended == .signaled(SIGKILL), "the importer ended by itself (\(ended)): \(errors) — \(context)")
             tally.kills += 1
 
             let lines = Self.lines(of: outputURL)

@@ -126,29 +126,22 @@ enum WorkloadChild {
         let start = ContinuousClock.now
         do {
             try JSONEncoder().encode(request).write(to: requestURL)
-            _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-            let output = try FileHandle(forWritingTo: outputURL)
-            defer { try? output.close() }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = ["--testing-library", "swift-testing", "--filter", "RandomizedWorkloadTests/workloadChild"]
             var environment = ProcessInfo.processInfo.environment
             environment[requestVariable] = requestURL.path
-            process.environment = environment
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
+            let process = try ChildProcess(
+                executable, ["--testing-library", "swift-testing", "--filter", "RandomizedWorkloadTests/workloadChild"],
+                environment: environment, output: outputURL.path, errors: outputURL.path)
             let deadline = ContinuousClock.now + timeout
             var timedOut = false
             while process.isRunning {
                 if ContinuousClock.now > deadline {
                     timedOut = true
-                    kill(process.processIdentifier, SIGKILL)
+                    process.kill(SIGKILL)
                     break
                 }
                 try? await Task.sleep(for: .milliseconds(20))
             }
-            process.waitUntilExit()
+            let ended = process.wait()
             if let data = try? Data(contentsOf: resultURL),
                 let outcome = try? JSONDecoder().decode(WorkloadOutcome.self, from: data)
             {
@@ -176,10 +169,10 @@ enum WorkloadChild {
                     .replacingOccurrences(of: "*** Swift runtime failure:", with: "").replacingOccurrences(of: "***", with: "")
                 kind = "crash: " + reason.filter { !$0.isNumber }.trimmingCharacters(in: .whitespaces).prefix(80)
             } else {
-                kind = "crash (status \(process.terminationStatus))"
+                kind = "crash (\(ended))"
             }
             // The fatal message and the top of the crashed thread's stack.
-            var detail = timedOut ? "no answer after \(timeout)" : "the child process died (status \(process.terminationStatus))"
+            var detail = timedOut ? "no answer after \(timeout)" : "the child process died (\(ended))"
             if let fatal { detail += "\n  " + fatal.trimmingCharacters(in: .whitespaces) }
             if let crashed = lines.firstIndex(where: { $0.contains("crashed:") }) {
                 let frames = lines[(crashed + 1)...].filter {

@@ -195,12 +195,9 @@ struct CompoundIndexStoreTests {
     }
 }
 
-/// Runs `sql` in the `sqlite3` shell on `path`, as another program would.
+/// Runs `sql` in the `sqlite3` shell on `path`, as another program would (no busy
+/// timeout, unlike ``Shell/sqlite3(_:_:)``); fails when it exits with an error.
 func sqliteShell(_ path: String, _ sql: String) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["sqlite3", path, sql]
-    try process.run()
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0)
+    let executable = try #require(Shell.executable, "the sqlite3 shell is not installed (.ci/run installs it)")
+    try Shell.run(executable, [path, sql])
 }
