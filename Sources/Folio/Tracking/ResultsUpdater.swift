@@ -150,14 +150,14 @@ struct ResultsUpdater: Sendable {
         // Whether a section emptied or was made: otherwise the sections are the old ones,
         // in order, and map to themselves.
         var sectionsReshaped = false
-        for index in removed.reversed() {
-            if old.sectioned {
+        if old.sectioned {
+            for index in removed {
                 let section = ResultsState.path(of: index, offsets: offsets).section
                 runs[section].count -= 1
                 if runs[section].count == 0 { sectionsReshaped = true }
             }
-            ids.remove(at: index)
         }
+        ids.remove(atSortedIndices: removed)
 
         // 4. Find each row's place among the untouched rows: `gaps[j]` untouched rows come
         // before `rows[j]` (see ``findGaps(of:among:probe:)``).
@@ -165,16 +165,18 @@ struct ResultsUpdater: Sendable {
         defer { if probe.sharedReads > 0 { diagnostics.count { [n = probe.sharedReads] in $0.sharedCommitReads += n } } }
         guard let gaps = try findGaps(of: rows, among: ids, probe: probe, budget: probes) else { return nil }
 
-        // 5. Insert them and place them in sections.
-        for (j, row) in rows.enumerated() {
-            let position = gaps[j] + j
-            if old.sectioned {
+        // 5. Place them in sections (in ascending positions, each walk of the runs going on
+        // from where the last one stopped), then insert them, each chunk rebuilt once.
+        let positions = rows.indices.map { gaps[$0] + $0 }
+        if old.sectioned {
+            var hint = RunHint()
+            for (j, row) in rows.enumerated() {
                 let before = runs.count
-                guard Self.place(row.section ?? .null, at: position, in: &runs) else { return nil }
+                guard Self.place(row.section ?? .null, at: positions[j], in: &runs, hint: &hint) else { return nil }
                 if runs.count != before { sectionsReshaped = true }
             }
-            ids.insert(row.id, at: position)
         }
+        ids.insert(rows.map(\.id), atSortedPositions: positions)
         var newOffsets = [0]
         if old.sectioned {
             runs.removeAll { $0.count == 0 }
@@ -360,14 +362,33 @@ struct ResultsUpdater: Sendable {
     /// value that has one elsewhere (the sort does not follow the section key: the caller
     /// rescans). Empty runs (emptied by removals) are skipped, and removed by the caller.
     static func place(_ value: SQLiteValue, at position: Int, in runs: inout [SectionRun]) -> Bool {
-        var before: Int? = nil, after: Int? = nil
+        var hint = RunHint()
+        return place(value, at: position, in: &runs, hint: &hint)
+    }
+
+    /// Where a walk of the runs may start: run `run` starts at row `start`. Placing rows in
+    /// ascending positions, each placement leaves it at the run before its row, which no
+    /// later placement moves: the walks of a commit's rows cost O(rows + runs) together.
+    struct RunHint {
+        var run = 0
         var start = 0
+    }
+
+    /// ``place(_:at:in:)``, walking the runs from `hint` (which must start at or before
+    /// `position - 1`, or be the first run), and leaving `hint` at the run before the row.
+    static func place(_ value: SQLiteValue, at position: Int, in runs: inout [SectionRun], hint: inout RunHint) -> Bool {
+        var before: Int? = nil, after: Int? = nil
+        var beforeStart = 0
+        var start = hint.start
         // The counts only: a run's value is not copied to walk past it.
         runs.withUnsafeBufferPointer { runs in
-            for i in runs.indices {
+            for i in hint.run..<runs.count {
                 let count = runs[i].count
                 guard count > 0 else { continue }
-                if position - 1 >= start && position - 1 < start + count { before = i }
+                if position - 1 >= start && position - 1 < start + count {
+                    before = i
+                    beforeStart = start
+                }
                 if position >= start && position < start + count {
                     after = i
                     break
@@ -375,6 +396,9 @@ struct ResultsUpdater: Sendable {
                 start += count
             }
         }
+        // The run before the row keeps its index and its start whatever this placement
+        // does (it grows at its end, or a run is inserted after it).
+        if let before { hint = RunHint(run: before, start: beforeStart) }
         if let before, runs[before].value == value {
             runs[before].count += 1
             return true

@@ -132,8 +132,13 @@ final class KeyProbe {
     }
 
     /// The sort keys of the row with rowid `id` (not its section), or `nil` if there is none.
+    /// Unshared (one list follows the commit), the keys are decoded straight from the
+    /// statement: the columns are not kept, so they are not copied first.
     func key(_ id: Int64) throws -> RowKey? {
-        try values(of: id).map { order.key(values: $0, withSection: false) }
+        guard shared?.sharesRows == true else {
+            return try step(id) { order.key(statement: $0, withSection: false) }
+        }
+        return try values(of: id).map { order.key(values: $0, withSection: false) }
     }
 
     private func values(of id: Int64) throws -> [SQLiteValue]? {
@@ -145,6 +150,12 @@ final class KeyProbe {
 
     /// Every column of the row with rowid `id`, stepping the statement.
     private func read(_ id: Int64) throws -> [SQLiteValue]? {
+        try step(id) { RowOrder.columns(of: $0) }
+    }
+
+    /// Steps the statement with rowid `id` bound and decodes its row with `decode`; `nil`
+    /// when there is no such row.
+    private func step<T>(_ id: Int64, _ decode: (OpaquePointer) -> T) throws -> T? {
         let (statement, idParameter) = try prepare()
         let sqlite = statement.sqliteStatement
         defer { sqlite3_reset(sqlite) }
@@ -152,7 +163,7 @@ final class KeyProbe {
         let code = sqlite3_step(sqlite)
         if code == SQLITE_DONE { return nil }
         guard code == SQLITE_ROW else { throw FolioError.stepFailure(code, db, sql: statement.sql) }
-        return RowOrder.columns(of: sqlite)
+        return decode(sqlite)
     }
 
     private func prepare() throws -> (Statement, Int32) {

@@ -263,6 +263,177 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
         return id
     }
 
+    /// Removes the elements at `indices` (ascending, each once), rebuilding each chunk that
+    /// loses some once: a commit's removals cost one copy of the chunks they touch, not a
+    /// shift of a chunk per element. Summaries keep the removed identifiers' bits, as
+    /// ``remove(at:)`` does.
+    ///
+    /// - Complexity: O(k + c · chunk size) for k indices in c chunks, plus O(chunks).
+    mutating func remove(atSortedIndices indices: [Int]) {
+        guard !indices.isEmpty else { return }
+        precondition(indices.first! >= 0 && indices.last! < count, "Index out of range")
+        // The buffers made here are this list's own (see ``freshChunks``); no other is.
+        freshChunks.removeAll()
+        var emptied: [Int] = []
+        var i = 0
+        while i < indices.count {
+            let (c, _) = locate(indices[i])
+            let start = starts[c]
+            let end = start + chunks[c].count
+            var j = i
+            while j < indices.count && indices[j] < end {
+                precondition(j == i || indices[j] > indices[j - 1], "indices must ascend, each once")
+                j += 1
+            }
+            let old = chunks[c]
+            let kept = old.count - (j - i)
+            if kept == 0 {
+                emptied.append(c)
+            } else {
+                // Room for as many rows as it had and a few more: the commit's insertions
+                // that follow usually merge into this buffer in place.
+                chunks[c] = [Int64](unsafeUninitializedCapacity: old.count + Self.insertionSlack) { buffer, initialized in
+                    old.withUnsafeBufferPointer { old in
+                        var from = 0, to = 0
+                        for k in i..<j {
+                            let offset = indices[k] - start
+                            (buffer.baseAddress! + to).initialize(from: old.baseAddress! + from, count: offset - from)
+                            to += offset - from
+                            from = offset + 1
+                        }
+                        (buffer.baseAddress! + to).initialize(from: old.baseAddress! + from, count: old.count - from)
+                    }
+                    initialized = kept
+                }
+                freshChunks.insert(Self.address(of: chunks[c]))
+            }
+            count -= j - i
+            i = j
+        }
+        for c in emptied.reversed() {
+            chunks.remove(at: c)
+            starts.remove(at: c)
+            summaries?.remove(at: c)
+        }
+        reindex(from: 0)
+        _checkInvariants()
+    }
+
+    /// Inserts `elements`, `elements[j]` ending at index `positions[j]` of the new list
+    /// (`positions` ascending, each once, the last below the new count), rebuilding each
+    /// chunk that gains some once; a chunk grown past twice the capacity is cut into
+    /// chunks of about the capacity. Summaries gain the new identifiers.
+    ///
+    /// - Complexity: O(k + c · chunk size) for k elements into c chunks, plus O(chunks).
+    mutating func insert(_ elements: [Int64], atSortedPositions positions: [Int]) {
+        precondition(elements.count == positions.count, "one position per element")
+        guard !elements.isEmpty else { return }
+        precondition(
+            positions.first! >= 0 && positions.last! < count + elements.count, "Index out of range")
+        if chunks.isEmpty {
+            self = IdentifierList(elements)
+            return
+        }
+        // Element j goes after `positions[j] - j` elements of the list as it is: into the
+        // chunk holding that index, or at the end of the last chunk.
+        var rebuilt: [(chunk: Int, pieces: [[Int64]])] = []
+        let oldCount = count
+        var j = 0
+        while j < elements.count {
+            let before = positions[j] - j
+            precondition(j == 0 || positions[j] > positions[j - 1], "positions must ascend, each once")
+            let c = before == oldCount ? chunks.count - 1 : locate(before).chunk
+            let start = starts[c]
+            let end = start + chunks[c].count
+            var k = j
+            while k < elements.count && (positions[k] - k < end || (c == chunks.count - 1)) {
+                precondition(k == j || positions[k] > positions[k - 1], "positions must ascend, each once")
+                k += 1
+            }
+            let total = chunks[c].count + (k - j)
+            if total <= 2 * Self.chunkCapacity, chunks[c].capacity >= total,
+                freshChunks.contains(Self.address(of: chunks[c]))
+            {
+                // A buffer this list made (the commit's removals): merged in place, from the end.
+                mergeInPlace(chunk: c, elements[j..<k], positions: positions[j..<k], start: start)
+                if summaries != nil { for m in j..<k { summaries![c].add(elements[m], chunk: chunks[c]) } }
+                count += k - j
+                j = k
+                continue
+            }
+            let old = chunks[c]
+            let merged = [Int64](unsafeUninitializedCapacity: total) { buffer, initialized in
+                old.withUnsafeBufferPointer { old in
+                    var from = 0, to = 0
+                    for m in j..<k {
+                        let offset = positions[m] - m - start
+                        (buffer.baseAddress! + to).initialize(from: old.baseAddress! + from, count: offset - from)
+                        to += offset - from
+                        from = offset
+                        (buffer.baseAddress! + to).initialize(to: elements[m])
+                        to += 1
+                    }
+                    (buffer.baseAddress! + to).initialize(from: old.baseAddress! + from, count: old.count - from)
+                }
+                initialized = total
+            }
+            if summaries != nil, total <= 2 * Self.chunkCapacity {
+                for m in j..<k { summaries![c].add(elements[m], chunk: merged) }
+            }
+            rebuilt.append((c, Self.pieces(of: merged)))
+            count += k - j
+            j = k
+        }
+        // Highest chunk first, so that a split does not move the chunks still to be replaced.
+        for (c, pieces) in rebuilt.reversed() {
+            chunks[c] = pieces[0]
+            if pieces.count > 1 {
+                chunks.insert(contentsOf: pieces[1...], at: c + 1)
+                starts.insert(contentsOf: repeatElement(0, count: pieces.count - 1), at: c + 1)
+                if summaries != nil {
+                    summaries![c] = ChunkSummary(pieces[0])
+                    summaries!.insert(contentsOf: pieces[1...].map { ChunkSummary($0) }, at: c + 1)
+                }
+            }
+        }
+        freshChunks.removeAll()
+        reindex(from: 0)
+        _checkInvariants()
+    }
+
+    /// Free room a commit's removals leave in each chunk they rebuild, beyond the rows it had.
+    private static let insertionSlack = 16
+
+    /// Inserts `elements` into chunk `c` (which has the room), `elements[m]` after
+    /// `positions[m] - m - start` of its rows, moving each run of rows once, from the end.
+    private mutating func mergeInPlace(
+        chunk c: Int, _ elements: ArraySlice<Int64>, positions: ArraySlice<Int>, start: Int
+    ) {
+        let n = chunks[c].count
+        chunks[c].append(contentsOf: repeatElement(0, count: elements.count))
+        chunks[c].withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            var end = n, write = n + elements.count
+            for m in elements.indices.reversed() {
+                let offset = positions[m] - m - start
+                let tail = end - offset
+                write -= tail
+                if tail > 0 && write != offset { memmove(base + write, base + offset, tail * MemoryLayout<Int64>.stride) }
+                end = offset
+                write -= 1
+                base[write] = elements[m]
+            }
+        }
+    }
+
+    /// `chunk` itself when it holds at most twice the capacity; otherwise cut into pieces of
+    /// about the capacity each.
+    private static func pieces(of chunk: [Int64]) -> [[Int64]] {
+        guard chunk.count > 2 * chunkCapacity else { return [chunk] }
+        let n = (chunk.count + chunkCapacity - 1) / chunkCapacity
+        return (0..<n).map { i in Array(chunk[(i * chunk.count / n)..<((i + 1) * chunk.count / n)]) }
+    }
+
     /// `chunk` with `id` inserted at `offset`, in one pass: the chunk is usually shared with
     /// the state a snapshot still shows, and editing it in place would copy it, then shift it.
     /// The list edits in place only the chunks it copied (``freshChunks``), which a commit

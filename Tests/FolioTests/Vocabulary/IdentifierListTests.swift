@@ -208,3 +208,86 @@ struct IdentifierListCopyTests {
         #expect(list == list, "a list equals itself (every chunk shared)")
     }
 }
+
+/// A commit's edits applied at once (``IdentifierList/remove(atSortedIndices:)`` then
+/// ``IdentifierList/insert(_:atSortedPositions:)``), against a plain array edited one element at
+/// a time: sizes on both sides of every chunk threshold, removals that empty whole chunks and
+/// the whole list, inserts piled into one gap past several times the chunk capacity, at the
+/// front and at the end; with and without summaries, and copies taken before that never change.
+@Suite("Identifier list, a commit's edits at once")
+struct IdentifierListBatchTests {
+    static let capacity = IdentifierList.chunkCapacity
+
+    @Test(arguments: [0, 1, capacity - 1, capacity, capacity + 1, 2 * capacity, 2 * capacity + 1, 5 * capacity + 7])
+    func batchedEditsMatchOneByOne(size: Int) {
+        var rng = SplitMix64(seed: UInt64(size) &+ 11)
+        var next: Int64 = 10_000_000
+        for round in 0..<40 {
+            var list = IdentifierList((0..<Int64(size)).map { $0 * 3 })
+            if round % 2 == 1 { list.buildSummaries() }
+            var array = Array(list)
+            for _ in 0..<6 {
+                let copy = list
+                let copied = array
+                // Removals: a random share, or a whole region (emptying chunks), or everything.
+                var removed = Set<Int>()
+                if !array.isEmpty {
+                    switch Int.random(in: 0..<4, using: &rng) {
+                    case 0:
+                        for _ in 0..<Int.random(in: 0...min(array.count, 900), using: &rng) {
+                            removed.insert(Int.random(in: 0..<array.count, using: &rng))
+                        }
+                    case 1:
+                        let a = Int.random(in: 0..<array.count, using: &rng)
+                        let b = min(array.count, a + Int.random(in: 1...(3 * Self.capacity), using: &rng))
+                        removed.formUnion(a..<b)
+                    case 2: removed.formUnion(0..<array.count)
+                    default: break
+                    }
+                }
+                let indices = removed.sorted()
+                list.remove(atSortedIndices: indices)
+                for index in indices.reversed() { array.remove(at: index) }
+                list._checkInvariants()
+                #expect(Array(list) == array, "size \(size), round \(round): removals")
+                // Inserts: scattered, or piled into one gap (front, end or middle).
+                let k = Int.random(in: 0...(Int.random(in: 0..<3, using: &rng) == 0 ? 5 * Self.capacity : 700), using: &rng)
+                var gaps: [Int] = []
+                let pile = [0, array.count, array.count / 2][Int.random(in: 0..<3, using: &rng)]
+                let piled = Bool.random(using: &rng)
+                for _ in 0..<k { gaps.append(piled ? pile : Int.random(in: 0...array.count, using: &rng)) }
+                gaps.sort()
+                let elements = (0..<k).map { _ in
+                    next += 1
+                    return next
+                }
+                let positions = gaps.indices.map { gaps[$0] + $0 }
+                list.insert(elements, atSortedPositions: positions)
+                for (j, position) in positions.enumerated() { array.insert(elements[j], at: position) }
+                list._checkInvariants()
+                #expect(Array(list) == array, "size \(size), round \(round): inserts")
+                #expect(list == IdentifierList(array))
+                #expect(list.count == array.count)
+                if list.hasSummaries, !array.isEmpty {
+                    var wanted = Set(elements.prefix(5))
+                    wanted.insert(array[array.count / 2])
+                    wanted.insert(-5)
+                    var expected: [Int64: Int] = [:]
+                    for (i, id) in array.enumerated() where wanted.contains(id) { expected[id] = i }
+                    #expect(list.positions(of: wanted) == expected, "summaries hold the inserted identifiers")
+                }
+                #expect(Array(copy) == copied, "a copy taken before the edits is unchanged")
+                // A single edit after a batch still works on the batch's chunks.
+                if !array.isEmpty {
+                    let at = Int.random(in: 0..<array.count, using: &rng)
+                    #expect(list.remove(at: at) == array.remove(at: at))
+                    list.insert(-7, at: at)
+                    array.insert(-7, at: at)
+                    list.remove(at: at)
+                    array.remove(at: at)
+                    #expect(Array(list) == array)
+                }
+            }
+        }
+    }
+}
