@@ -71,8 +71,8 @@ public final class Diagnostics: Sendable {
         public var sectionBoundarySeeks = 0
         /// Chunks of a live list's identifiers (4,096 to 8,192 each) searched to find where
         /// the rows a commit changed were: a long list's chunks carry summaries, so a
-        /// one-row commit searches about one chunk in thirty, not every identifier (see
-        /// <doc:Performance>).
+        /// one-row commit searches the chunk that holds the row and about one other in two
+        /// hundred, not every identifier (see <doc:Performance>).
         public var identifierChunksSearched = 0
         /// Reads a live list took, after a commit, from another list's identical read of
         /// the same commit instead of running the statement again: the changed rows of a

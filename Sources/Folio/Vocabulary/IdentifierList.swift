@@ -12,9 +12,9 @@ import Foundation
 /// are compiled in.
 ///
 /// A list a live tracker follows can carry a summary of each chunk
-/// (``buildSummaries()``): a two-hash Bloom filter of one byte per identifier, so that
+/// (``buildSummaries()``): a three-hash Bloom filter of two bytes per identifier, so that
 /// finding where a few identifiers are (``positions(of:)``) searches the chunks that may
-/// hold them — about one in thirty besides the right one — instead of every identifier.
+/// hold them — about one in two hundred besides the right one — instead of every identifier.
 /// Edits keep the summaries: an insert sets its identifier's bits, a split rebuilds both
 /// halves, and a chunk rebuilds its summary once as many identifiers were added to it as
 /// it was built for (removed identifiers leave their bits: a chunk searched for nothing).
@@ -147,7 +147,7 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
     }
 
     /// Where `id` is in `buffer`: first a branch-free count the optimizer vectorizes (a
-    /// chunk a summary let through wrongly, one in thirty, holds none), then the search.
+    /// chunk a summary let through wrongly, one in two hundred, holds none), then the search.
     @inline(__always)
     private static func firstIndex(of id: Int64, in buffer: UnsafeBufferPointer<Int64>) -> Int? {
         var hits = 0
@@ -565,12 +565,13 @@ extension IdentifierList {
     #endif
 }
 
-/// A three-hash Bloom filter of one chunk of an ``IdentifierList``: 8 bits per identifier of
-/// a full chunk (4 KiB), so an identifier the chunk does not hold passes for about one
-/// chunk in thirty (two hashes let one in twenty through). It only ever gains bits, until
-/// it is rebuilt.
+/// A three-hash Bloom filter of one chunk of an ``IdentifierList``: 16 bits per identifier
+/// of a full chunk (8 KiB), so an identifier the chunk does not hold passes for about one
+/// chunk in two hundred (8 bits let one in thirty through: a one-row commit of a
+/// million-row list then searched eight chunks it did not need, a quarter of each list's
+/// work per commit). It only ever gains bits, until it is rebuilt.
 struct ChunkSummary: Sendable {
-    static let log2Bits = 15
+    static let log2Bits = 16
     private var words: [UInt64]
     /// Identifiers added since it was built; past ``IdentifierList/chunkCapacity``, the
     /// next addition rebuilds it from the chunk (the bits of removed identifiers go).
