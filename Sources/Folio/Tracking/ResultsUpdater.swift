@@ -187,7 +187,7 @@ struct ResultsUpdater: Sendable {
                     gaps: gaps, probe)
             else { return nil }
         }
-        // Counts add up and values stay unique by construction (``place(_:at:in:)`` refuses a
+        // Counts add up and values stay unique by construction (``place(_:at:in:hint:)`` refuses a
         // second run of a value); the invariants are checked when internal checks are on.
         let new = ResultsState(ids: ids, runs: runs, sectioned: old.sectioned)
         if query.isWindowed {
@@ -357,15 +357,6 @@ struct ResultsUpdater: Sendable {
         return true
     }
 
-    /// Adds one row with section value `value` at `position` of the runs; false when the
-    /// position is inside another section, or when the row would open a second section of a
-    /// value that has one elsewhere (the sort does not follow the section key: the caller
-    /// rescans). Empty runs (emptied by removals) are skipped, and removed by the caller.
-    static func place(_ value: SQLiteValue, at position: Int, in runs: inout [SectionRun]) -> Bool {
-        var hint = RunHint()
-        return place(value, at: position, in: &runs, hint: &hint)
-    }
-
     /// Where a walk of the runs may start: run `run` starts at row `start`. Placing rows in
     /// ascending positions, each placement leaves it at the run before its row, which no
     /// later placement moves: the walks of a commit's rows cost O(rows + runs) together.
@@ -374,8 +365,13 @@ struct ResultsUpdater: Sendable {
         var start = 0
     }
 
-    /// ``place(_:at:in:)``, walking the runs from `hint` (which must start at or before
-    /// `position - 1`, or be the first run), and leaving `hint` at the run before the row.
+    /// Adds one row with section value `value` at `position` of the runs; false when the
+    /// position is inside another section, or when the row would open a second section of a
+    /// value that has one elsewhere (the sort does not follow the section key: the caller
+    /// rescans). Empty runs (emptied by removals) are skipped, and removed by the caller.
+    ///
+    /// The walk starts at `hint` (which must start at or before `position - 1`, or be the
+    /// first run: `RunHint()`), and leaves `hint` at the run before the row.
     static func place(_ value: SQLiteValue, at position: Int, in runs: inout [SectionRun], hint: inout RunHint) -> Bool {
         var before: Int? = nil, after: Int? = nil
         var beforeStart = 0

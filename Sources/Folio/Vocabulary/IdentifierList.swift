@@ -336,7 +336,9 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
         }
         // Element j goes after `positions[j] - j` elements of the list as it is: into the
         // chunk holding that index, or at the end of the last chunk.
-        var rebuilt: [(chunk: Int, pieces: [[Int64]])] = []
+        // Chunks grown past twice the capacity, cut once every chunk is merged (a cut moves
+        // the chunks after it).
+        var split: [(chunk: Int, pieces: [[Int64]])] = []
         let oldCount = count
         var j = 0
         while j < elements.count {
@@ -351,49 +353,47 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
                 k += 1
             }
             let total = chunks[c].count + (k - j)
+            let merged: [Int64]
             if total <= 2 * Self.chunkCapacity, chunks[c].capacity >= total,
                 freshChunks.contains(Self.address(of: chunks[c]))
             {
-                // A buffer this list made (the commit's removals): merged in place, from the end.
-                mergeInPlace(chunk: c, elements[j..<k], positions: positions[j..<k], start: start)
-                if summaries != nil { for m in j..<k { summaries![c].add(elements[m], chunk: chunks[c]) } }
-                count += k - j
-                j = k
-                continue
-            }
-            let old = chunks[c]
-            let merged = [Int64](unsafeUninitializedCapacity: total) { buffer, initialized in
-                old.withUnsafeBufferPointer { old in
-                    var from = 0, to = 0
-                    for m in j..<k {
-                        let offset = positions[m] - m - start
-                        (buffer.baseAddress! + to).initialize(from: old.baseAddress! + from, count: offset - from)
-                        to += offset - from
-                        from = offset
-                        (buffer.baseAddress! + to).initialize(to: elements[m])
-                        to += 1
-                    }
-                    (buffer.baseAddress! + to).initialize(from: old.baseAddress! + from, count: old.count - from)
+                // A buffer this list made (the commit's removals): merged in place.
+                let n = chunks[c].count
+                chunks[c].append(contentsOf: repeatElement(0, count: k - j))
+                chunks[c].withUnsafeMutableBufferPointer { buffer in
+                    Self.merge(
+                        UnsafePointer(buffer.baseAddress!), count: n, into: buffer.baseAddress!, elements[j..<k],
+                        positions: positions[j..<k], start: start)
                 }
-                initialized = total
+                merged = chunks[c]
+            } else {
+                let old = chunks[c]
+                merged = [Int64](unsafeUninitializedCapacity: total) { buffer, initialized in
+                    old.withUnsafeBufferPointer { old in
+                        Self.merge(
+                            old.baseAddress!, count: old.count, into: buffer.baseAddress!, elements[j..<k],
+                            positions: positions[j..<k], start: start)
+                    }
+                    initialized = total
+                }
             }
-            if summaries != nil, total <= 2 * Self.chunkCapacity {
-                for m in j..<k { summaries![c].add(elements[m], chunk: merged) }
+            if total <= 2 * Self.chunkCapacity {
+                chunks[c] = merged
+                if summaries != nil { for m in j..<k { summaries![c].add(elements[m], chunk: merged) } }
+            } else {
+                split.append((c, Self.pieces(of: merged)))
             }
-            rebuilt.append((c, Self.pieces(of: merged)))
             count += k - j
             j = k
         }
-        // Highest chunk first, so that a split does not move the chunks still to be replaced.
-        for (c, pieces) in rebuilt.reversed() {
+        // Highest chunk first, so that a cut does not move the chunks still to be cut.
+        for (c, pieces) in split.reversed() {
             chunks[c] = pieces[0]
-            if pieces.count > 1 {
-                chunks.insert(contentsOf: pieces[1...], at: c + 1)
-                starts.insert(contentsOf: repeatElement(0, count: pieces.count - 1), at: c + 1)
-                if summaries != nil {
-                    summaries![c] = ChunkSummary(pieces[0])
-                    summaries!.insert(contentsOf: pieces[1...].map { ChunkSummary($0) }, at: c + 1)
-                }
+            chunks.insert(contentsOf: pieces[1...], at: c + 1)
+            starts.insert(contentsOf: repeatElement(0, count: pieces.count - 1), at: c + 1)
+            if summaries != nil {
+                summaries![c] = ChunkSummary(pieces[0])
+                summaries!.insert(contentsOf: pieces[1...].map { ChunkSummary($0) }, at: c + 1)
             }
         }
         freshChunks.removeAll()
@@ -404,26 +404,27 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
     /// Free room a commit's removals leave in each chunk they rebuild, beyond the rows it had.
     private static let insertionSlack = 16
 
-    /// Inserts `elements` into chunk `c` (which has the room), `elements[m]` after
-    /// `positions[m] - m - start` of its rows, moving each run of rows once, from the end.
-    private mutating func mergeInPlace(
-        chunk c: Int, _ elements: ArraySlice<Int64>, positions: ArraySlice<Int>, start: Int
+    /// Writes the `n` identifiers at `source` with `elements` merged in to `destination`
+    /// (room for `n + elements.count`), `elements[m]` after `positions[m] - m - start` of
+    /// them: each run of identifiers is moved once, from the end, so `destination` may be
+    /// `source` itself (a buffer grown in place).
+    private static func merge(
+        _ source: UnsafePointer<Int64>, count n: Int, into destination: UnsafeMutablePointer<Int64>,
+        _ elements: ArraySlice<Int64>, positions: ArraySlice<Int>, start: Int
     ) {
-        let n = chunks[c].count
-        chunks[c].append(contentsOf: repeatElement(0, count: elements.count))
-        chunks[c].withUnsafeMutableBufferPointer { buffer in
-            let base = buffer.baseAddress!
-            var end = n, write = n + elements.count
-            for m in elements.indices.reversed() {
-                let offset = positions[m] - m - start
-                let tail = end - offset
-                write -= tail
-                if tail > 0 && write != offset { memmove(base + write, base + offset, tail * MemoryLayout<Int64>.stride) }
-                end = offset
-                write -= 1
-                base[write] = elements[m]
+        var end = n, write = n + elements.count
+        for m in elements.indices.reversed() {
+            let offset = positions[m] - m - start
+            let tail = end - offset
+            write -= tail
+            if tail > 0 && UnsafePointer(destination + write) != source + offset {
+                memmove(destination + write, source + offset, tail * MemoryLayout<Int64>.stride)
             }
+            end = offset
+            write -= 1
+            destination[write] = elements[m]
         }
+        if end > 0 && UnsafePointer(destination) != source { memmove(destination, source, end * MemoryLayout<Int64>.stride) }
     }
 
     /// `chunk` itself when it holds at most twice the capacity; otherwise cut into pieces of
