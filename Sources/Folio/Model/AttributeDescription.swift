@@ -38,7 +38,12 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
     /// What the column points to, for a to-one's reference column; `nil` for an attribute.
     let reference: ReferenceDescription?
     let encode: (Root) -> DatabaseValue
-    let decode: (inout Root, DatabaseValue) throws -> Void
+    /// Reads the attribute's column of a stepped statement into a record, the general way
+    /// (``ColumnReader/general(_:column:)``); ``directSlot`` is the fast way, where there is one.
+    let decode: (inout Root, OpaquePointer, Int32) throws -> Void
+    /// The property's offset and direct read, for the standard types stored inline
+    /// (``ColumnReader/slot(_:)``).
+    let directSlot: DirectColumn.Slot?
 
     /// Declares an attribute.
     ///
@@ -111,21 +116,8 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
         self.renamedFrom = renamedFrom
         self.defaultValue = defaultValue?.storedValue
         self.encode = { $0[keyPath: keyPath].storedValue }
-        if let offset = MemoryLayout<Root>.offset(of: keyPath) {
-            // A property stored inline in a struct: the decoded value is assigned in place,
-            // at the offset the layout gives, with none of a key path's runtime walk (this
-            // runs for every attribute of every record read).
-            self.decode = { record, stored in
-                let value = try Value.decode(stored: stored, column: name)
-                withUnsafeMutableBytes(of: &record) { bytes in
-                    (bytes.baseAddress! + offset).assumingMemoryBound(to: Value.self).pointee = value
-                }
-            }
-        } else {
-            self.decode = { record, stored in
-                record[keyPath: keyPath] = try Value.decode(stored: stored, column: name)
-            }
-        }
+        self.decode = ColumnReader<Root>.general(keyPath, column: name)
+        self.directSlot = ColumnReader<Root>.slot(keyPath)
     }
 
     /// `\Article.title` → `title`; anything not a plain property gives a name that

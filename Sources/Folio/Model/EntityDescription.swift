@@ -20,6 +20,9 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
     public let relationships: [RelationshipDescription<Root>]
     /// The compound indexes, over several keys in order (see ``IndexDescription``).
     public let indexes: [IndexDescription<Root>]
+    /// Decodes records from stepped statements laid out as `id, attributes…`: hold it in a
+    /// local before a loop over rows (``RowDecoder``).
+    let rowDecoder: RowDecoder<Root>
 
     /// Declares an entity.
     ///
@@ -44,6 +47,7 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
         self.relationships = relationships
         self.indexes = indexes
         self.renamedFrom = renamedFrom
+        self.rowDecoder = RowDecoder(self.attributes)
     }
 
     /// The schema, as the store checks it. A compound index the store would refuse (see
@@ -179,19 +183,6 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
         }
         guard attribute.isFolded else { throw FolioError.attributeNotFolded(entity: name, attribute: attribute.column) }
         return ColumnSchema.foldedKeyColumn(of: attribute.column)
-    }
-
-    /// Decodes a record from the current row of a stepped statement laid out as
-    /// `id, attributes…`, reading each column once with the C API (text with every byte).
-    func decode(statement sqlite: OpaquePointer) throws -> Root {
-        var record = Root()
-        record.id = RecordID(sqlite3_column_int64(sqlite, 0))
-        try attributes.withUnsafeBufferPointer { attributes in
-            for index in 0..<attributes.count {
-                try attributes[index].decode(&record, DatabaseValue.exact(sqliteStatement: sqlite, index: Int32(index + 1)))
-            }
-        }
-        return record
     }
 
     /// The stored values of a record, in attribute order.

@@ -142,28 +142,41 @@ final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
             if known.count == ids.count { return LoadedBatch(records: known) }
         }
         let json = IdentifierList.jsonArray(ids)
-        let entity = R.entity
+        // A class: calling it at every row looks up no generic metadata, as a method of the
+        // entity (a generic struct, copied into each call) does.
+        let decoder = R.entity.rowDecoder
         let sql = self.sql
         let count = ids.count
-        let keyColumn = Int32(entity.attributes.count + 1)
+        let keyColumn = Int32(R.entity.attributes.count + 1)
         // A row that cannot be decoded (a value raw SQL wrote that the attribute's type
         // cannot hold) fails alone: the other rows of its batch are still read.
         let read = { (db: Database) throws -> (LoadedBatch<R>, Int) in
-            var records = [R?](repeating: nil, count: count)
-            var failures: [Int: any Error] = [:]
+            // The rows decoded, then moved into their places: assigning into an array of
+            // `R?` at every row looks up the metadata of `Optional<R>` at every row.
+            let decoded = UnsafeMutablePointer<R>.allocate(capacity: count)
+            let offsets = UnsafeMutablePointer<Int>.allocate(capacity: count)
             var found = 0
+            defer {
+                decoded.deinitialize(count: found)
+                decoded.deallocate()
+                offsets.deallocate()
+            }
+            var failures: [Int: any Error] = [:]
             let statement = try db.cachedStatement(sql: sql)
             try statement.setArguments([json])
             try statement.forEachRow(in: db) { row in
                 let offset = Int(sqlite3_column_int64(row, keyColumn))
-                guard offset >= 0 && offset < count else { return }
+                guard offset >= 0 && offset < count && found < count else { return }
                 do {
-                    records[offset] = try entity.decode(statement: row)
+                    (decoded + found).initialize(to: try decoder.decode(row))
+                    offsets[found] = offset
                     found += 1
                 } catch {
                     failures[offset] = error
                 }
             }
+            var records = [R?](repeating: nil, count: count)
+            for k in 0..<found { records[offsets[k]] = decoded[k] }
             return (LoadedBatch(records: records, failures: failures), found)
         }
         let (loaded, found) =

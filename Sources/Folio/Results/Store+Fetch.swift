@@ -73,7 +73,7 @@ extension Store {
             let statement = try db.cachedStatement(sql: sql)
             try statement.setArguments(["[\(id.rawValue)]"])
             var found: R? = nil
-            try statement.forEachRow(in: db) { found = try R.entity.decode(statement: $0) }
+            try statement.forEachRow(in: db) { found = try R.entity.rowDecoder.decode($0) }
             if found != nil { diagnostics.count { $0.recordsMaterialized += 1 } }
             return found
         }
@@ -93,12 +93,12 @@ extension Store {
         progressInterval: Int = 4096, progress: ((Int) throws -> Void)? = nil
     ) throws -> [R] {
         let fragment = SQLBuilder.records(query)
-        let entity = R.entity
+        let decoder = R.entity.rowDecoder
         var records: [R] = []
         let statement = try db.cachedStatement(sql: fragment.sql)
         try statement.setArguments(fragment.statementArguments)
         try statement.forEachRow(in: db) { row in
-            records.append(try entity.decode(statement: row))
+            records.append(try decoder.decode(row))
             if let progress, records.count % progressInterval == 0 { try progress(records.count) }
         }
         diagnostics.count { $0.recordsMaterialized += records.count }

@@ -60,8 +60,9 @@ extension Store {
         // Integers only: the JSON text is built from them, never from user text.
         try statement.setArguments(["[" + ids.map { String($0.rawValue) }.joined(separator: ",") + "]"])
         var found: [RecordID: Target] = [:]
+        let decoder = entity.rowDecoder
         try statement.forEachRow(in: db) { row in
-            let record = try entity.decode(statement: row)
+            let record = try decoder.decode(row)
             if let id = record.id { found[id] = record }
         }
         diagnostics.count { $0.recordsMaterialized += found.count }

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import GRDB
+import GRDBSQLite
 
 @testable import Folio
 
@@ -148,5 +150,91 @@ struct DecodeInPlaceTests {
         let read = Array(results)
         #expect(read.map { $0?.text } == ["t0", "t1", nil, "t3", "t4"])
         #expect(results.lastError != nil)
+    }
+}
+
+/// A record of every type ``ColumnReader`` reads straight from the statement.
+struct DirectReadRecord: PersistentRecord {
+    var id: RecordID?
+    var text = ""
+    var maybeText: String? = nil
+    var number = 0
+    var maybeNumber: Int? = nil
+    var big: Int64 = 0
+    var maybeBig: Int64? = nil
+    var flag = false
+    var maybeFlag: Bool? = nil
+    var ratio = 0.0
+    var maybeRatio: Double? = nil
+    var when = Date(timeIntervalSince1970: 0)
+    var maybeWhen: Date? = nil
+
+    static let entity = EntityDescription<DirectReadRecord>("direct_read_record", [AttributeDescription(\.text)])
+}
+
+@Suite("Reading columns straight into records")
+struct ColumnReaderTests {
+    /// Every storage class SQLite can hand back, at the extremes: the direct reads must give
+    /// exactly what the general decode gives (the same value, bit for bit, or the same error).
+    static let storedValues = [
+        "NULL", "0", "1", "-1", "9223372036854775807", "-9223372036854775808", "9007199254740993",
+        "9007199254740993.0", "0.0", "-0.0", "1.5", "2.0", "1e308 * 10", "-1e308 * 10", "'text'", "''", "'12'",
+        "'a' || char(0) || 'b'", "'é'", "'e' || char(769)", "'İı'", "X'00FF'", "X''",
+    ]
+
+    @Test(arguments: storedValues)
+    func directReadsMatchTheGeneralDecode(literal: String) throws {
+        let queue = try DatabaseQueue()
+        try queue.read { db in
+            // Laid out as a record's row: the id, then the attribute.
+            let statement = try db.makeStatement(sql: "SELECT 1, \(literal)")
+            let sqlite = statement.sqliteStatement
+            #expect(sqlite3_step(sqlite) == SQLITE_ROW)
+            defer { sqlite3_reset(sqlite) }
+            let stored = DatabaseValue.exact(sqliteStatement: sqlite, index: 1)
+            func check<V: AttributeValue>(_ keyPath: WritableKeyPath<DirectReadRecord, V>, _ same: (V, V) -> Bool) {
+                let attribute = AttributeDescription(keyPath, column: "c")
+                #expect(attribute.directSlot != nil, "\(V.self) is read directly")
+                let direct = Result { try RowDecoder([attribute]).decode(sqlite) }.map { $0[keyPath: keyPath] }
+                let general = Result { try V.decode(stored: stored, column: "c") }
+                switch (direct, general) {
+                case (.success(let a), .success(let b)):
+                    #expect(same(a, b), "\(literal) as \(V.self): \(a) read directly, \(b) decoded")
+                case (.failure(let a), .failure(let b)):
+                    #expect("\(a)" == "\(b)", "\(literal) as \(V.self)")
+                default:
+                    Issue.record("\(literal) as \(V.self): \(direct) read directly, \(general) decoded")
+                }
+            }
+            func bits(_ a: Double?, _ b: Double?) -> Bool { a?.bitPattern == b?.bitPattern }
+            check(\.text, ==)
+            check(\.maybeText, ==)
+            // Strings compare by bytes here: NFC and NFD are different values in SQLite.
+            check(\.text) { Array($0.utf8) == Array($1.utf8) }
+            check(\.number, ==)
+            check(\.maybeNumber, ==)
+            check(\.big, ==)
+            check(\.maybeBig, ==)
+            check(\.flag, ==)
+            check(\.maybeFlag, ==)
+            check(\.ratio) { bits($0, $1) }
+            check(\.maybeRatio) { bits($0, $1) }
+            check(\.when) { bits($0.timeIntervalSince1970, $1.timeIntervalSince1970) }
+            check(\.maybeWhen) { bits($0?.timeIntervalSince1970, $1?.timeIntervalSince1970) }
+        }
+    }
+
+    @Test func aMismatchThrowsTheDecodingErrorNamingTheColumn() throws {
+        let store = try Store.inMemory(records: [SpeedEveryKind.self])
+        try store.write { tx in
+            var r = SpeedEveryKind()
+            try tx.insert(&r)
+            try tx.database.execute(sql: "UPDATE speed_every_kind SET number = 'twelve'")
+        }
+        var request = RecordRequest<SpeedEveryKind>()
+        request.batchSize = 10
+        let results = try store.fetch(request)
+        let error = #expect(throws: FolioError.self) { _ = try results.record(at: 0) }
+        #expect(error.map { "\($0)" } == #"Cannot decode column 'number': expected an integer, found "twelve""#)
     }
 }
