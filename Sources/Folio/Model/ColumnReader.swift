@@ -69,11 +69,23 @@ final class RowDecoder<Root: PersistentRecord>: @unchecked Sendable {
     func decode(_ sqlite: OpaquePointer) throws -> Root {
         var record = Root()
         record.id = RecordID(sqlite3_column_int64(sqlite, 0))
-        // The direct reads first, into the record's bytes; then the columns they did not
-        // take (no direct read, or a storage class the type refuses), the general way.
-        let generalFrom = withUnsafeMutableBytes(of: &record) { bytes in
+        // Direct reads into the record's bytes, for as long as they take their columns;
+        // a column they do not take (no direct read, or a storage class the type refuses)
+        // the general way; then direct reads again from the next.
+        var index = readDirectly(from: 0, sqlite, into: &record)
+        while index < slots.count {
+            try general[index](&record, sqlite, Int32(index + 1))
+            index = readDirectly(from: index + 1, sqlite, into: &record)
+        }
+        return record
+    }
+
+    /// Reads the columns of the attributes from `start` on directly into `record`, and returns the index of
+    /// the first attribute whose column was not read (`slots.count` when every one was).
+    private func readDirectly(from start: Int, _ sqlite: OpaquePointer, into record: inout Root) -> Int {
+        withUnsafeMutableBytes(of: &record) { bytes in
             slots.withUnsafeBufferPointer { slots in
-                for index in 0..<slots.count {
+                for index in start..<slots.count {
                     guard let slot = slots[index], slot.write(sqlite, Int32(index + 1), bytes.baseAddress! + slot.offset) else {
                         return index
                     }
@@ -81,17 +93,6 @@ final class RowDecoder<Root: PersistentRecord>: @unchecked Sendable {
                 return slots.count
             }
         }
-        for index in generalFrom..<slots.count where !read(directly: index, sqlite, into: &record) {
-            try general[index](&record, sqlite, Int32(index + 1))
-        }
-        return record
-    }
-
-    /// Reads column `index + 1` into `record` directly, if the attribute has a direct
-    /// read that takes the column's storage class.
-    private func read(directly index: Int, _ sqlite: OpaquePointer, into record: inout Root) -> Bool {
-        guard let slot = slots[index] else { return false }
-        return withUnsafeMutableBytes(of: &record) { slot.write(sqlite, Int32(index + 1), $0.baseAddress! + slot.offset) }
     }
 }
 

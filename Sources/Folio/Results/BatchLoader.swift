@@ -151,13 +151,15 @@ final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
         // A row that cannot be decoded (a value raw SQL wrote that the attribute's type
         // cannot hold) fails alone: the other rows of its batch are still read.
         let read = { (db: Database) throws -> (LoadedBatch<R>, Int) in
-            // The rows decoded, then moved into their places: assigning into an array of
-            // `R?` at every row looks up the metadata of `Optional<R>` at every row.
+            // The rows decoded, then moved (not copied) into their places: assigning into an
+            // array of `R?` at every row looks up the metadata of `Optional<R>` at every row.
             let decoded = UnsafeMutablePointer<R>.allocate(capacity: count)
             let offsets = UnsafeMutablePointer<Int>.allocate(capacity: count)
+            // Rows decoded, and of them the rows moved out into `records`.
             var found = 0
+            var placed = 0
             defer {
-                decoded.deinitialize(count: found)
+                (decoded + placed).deinitialize(count: found - placed)
                 decoded.deallocate()
                 offsets.deallocate()
             }
@@ -176,7 +178,10 @@ final class BatchLoader<R: PersistentRecord>: @unchecked Sendable {
                 }
             }
             var records = [R?](repeating: nil, count: count)
-            for k in 0..<found { records[offsets[k]] = decoded[k] }
+            while placed < found {
+                records[offsets[placed]] = (decoded + placed).move()
+                placed += 1
+            }
             return (LoadedBatch(records: records, failures: failures), found)
         }
         let (loaded, found) =
