@@ -49,6 +49,11 @@ extension Bench {
             for rep in 0...n {
                 let id = liveIDs[Int.random(in: 0..<liveIDs.count, using: &random)]
                 let date = dataset.randomDate(using: &random)
+                if signal == .polling {
+                    // A commit lands at any point of the poll's period, not right after the
+                    // poll that delivered the one before.
+                    try await Task.sleep(for: .microseconds(Int.random(in: 0..<100_000, using: &random)))
+                }
                 let watch = Stopwatch()
                 try baselines.updatePublished(id: id, to: date)
                 if signal == .synchronize { try store.synchronize() }
@@ -64,6 +69,11 @@ extension Bench {
                 "a one-row update that moves, committed by a second GRDB connection to the same file (to SQLite exactly another "
                 + "process's commit), followed through the change log; \(reloads) of \(samples.count) change sets were a reload"
             detail += "; the live snapshot equal to a fresh fetch's afterwards"
+            if signal == .polling {
+                detail +=
+                    "; each commit after a random pause of 0–100 ms, so that it lands at any point of the poll's period "
+                    + "(the files' stamps are compared every 10 ms, the database checked every 100 ms)"
+            }
             if signal == .woken {
                 detail += try await shellCommits(recorder: recorder, live: live)
             }

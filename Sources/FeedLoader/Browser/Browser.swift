@@ -101,9 +101,12 @@ final class Browser {
     /// The store's `changeLogReloads` when a reload was last shown: a reload since that
     /// counter moved is the change log's (the message gives its reason).
     private var changeLogReloadsShown = 0
-    /// How the store learns of other processes' commits (`inotify`, `polling every 0.1
-    /// seconds`), for the status line: another process's import animates in on its own.
-    var watching: String { store.externalChangeDetection.description }
+    /// How the store learns of other processes' commits (`inotify`, `dispatch source`,
+    /// `polling`), for the status line: another process's import animates in on its own.
+    var watching: String {
+        if case .polling = store.externalChangeDetection { return "polling" }
+        return store.externalChangeDetection.description
+    }
     private var isDone = false
 
     let events: AsyncStream<Event>

@@ -17,18 +17,23 @@ public enum ExternalChangeDetection: Sendable, Equatable, CustomStringConvertibl
     /// Apple platforms: a dispatch source on the `-wal`, opened with `O_EVTONLY`
     /// (notification only; never read or written).
     case dispatchSource
-    /// No notification mechanism could be set up: the store checks every `interval`.
+    /// No notification mechanism could be set up: the store compares the file's and its
+    /// `-wal`'s size, time and inode every 10 ms (two `stat` calls, no SQL) and follows a
+    /// change at once, and it checks the database itself every `interval` whatever the files
+    /// say (for a file system whose times lag behind its writes).
     case polling(interval: Duration)
     /// A store in memory: no other connection can write to it.
     case none
 
-    /// `inotify`, `dispatch source`, `polling every 0.1 seconds` or `none`.
+    /// `inotify`, `dispatch source`, `polling the files every 0.01 seconds, the database
+    /// every 0.1 seconds` or `none`.
     /// - Complexity: O(1).
     public var description: String {
         switch self {
         case .inotify: "inotify"
         case .dispatchSource: "dispatch source"
-        case .polling(let interval): "polling every \(interval)"
+        case .polling(let interval):
+            "polling the files every \(ChangeWatcher.pollingStampInterval), the database every \(interval)"
         case .none: "none"
         }
     }
@@ -67,13 +72,13 @@ final class ChangeWatcher: @unchecked Sendable {
     private var lastNotified = DispatchTime.now()
     /// The next of ``rechecks`` to run after ``lastNotified`` (`rechecks.count`: none).
     private var nextRecheck = ChangeWatcher.rechecks.count
-    /// The one timer that runs the re-checks (notifications only), and the deadline it is
+    /// The one timer that runs the re-checks, and the deadline it is
     /// set for (`nil`: not set). A burst of notifications — a large write of the store's own
     /// sends hundreds — moves the series' start without setting a timer for each.
     private var recheckTimer: (any DispatchSourceTimer)?
     private var recheckDeadline: DispatchTime?
-    /// The heartbeat (notifications only): a timer that wakes the store when the files
-    /// changed although no notification came for a whole ``heartbeat``.
+    /// The heartbeat: a timer that wakes the store when the files changed although no
+    /// notification came for a whole ``heartbeat`` (polling: every ``pollingStampInterval``).
     private var heartbeatTimer: (any DispatchSourceTimer)?
     /// The files as the last heartbeat (or the notification before it) found them.
     private var lastStamp: FileStamp?
@@ -89,8 +94,13 @@ final class ChangeWatcher: @unchecked Sendable {
     static let rechecks: [DispatchTimeInterval] = [
         .milliseconds(2), .milliseconds(15), .milliseconds(100), .milliseconds(500), .milliseconds(2_000),
     ]
-    /// The polling interval when no notification mechanism is available.
+    /// The polling interval when no notification mechanism is available: the database's
+    /// own check (`PRAGMA data_version`), whatever the files' stamps say.
     static let pollingInterval = Duration.milliseconds(100)
+    /// How often a polling store compares the files' stamps (``FileStamp``): a change wakes
+    /// it as a notification would, re-checks included, so another process's commit is
+    /// followed within about this interval rather than within ``pollingInterval``.
+    static let pollingStampInterval = Duration.milliseconds(10)
     /// How often the files' size and modification time are compared with the last ones seen,
     /// where notifications watch them: a change that no notification reported for a whole
     /// interval (a lost event) wakes the store. Two `stat` calls, no SQL, when nothing changed.
@@ -104,8 +114,9 @@ final class ChangeWatcher: @unchecked Sendable {
     /// had lost them: only the heartbeat wakes the store.
     init(
         path: String, notifications: Bool = true, dropsNotifications: Bool = false,
-        heartbeat: DispatchTimeInterval = ChangeWatcher.heartbeat, notified: (@Sendable () -> Void)? = nil,
-        wake: @escaping @Sendable () -> Void
+        heartbeat: DispatchTimeInterval = ChangeWatcher.heartbeat,
+        polling: Duration = ChangeWatcher.pollingInterval,
+        notified: (@Sendable () -> Void)? = nil, wake: @escaping @Sendable () -> Void
     ) {
         let queue = DispatchQueue(label: "folio.change-watcher")
         self.queue = queue
@@ -129,38 +140,45 @@ final class ChangeWatcher: @unchecked Sendable {
             mechanism = .dispatchSource
         }
         #endif
+        // The heartbeat compares the files' stamps: once a second beside notifications, and
+        // every ``pollingStampInterval`` when polling, where it is what follows a commit soon.
+        let stampInterval: DispatchTimeInterval
         if let mechanism {
             detection = mechanism
-            let timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.schedule(deadline: .now() + heartbeat, repeating: heartbeat, leeway: .milliseconds(100))
-            timer.setEventHandler { box.watcher?.heartbeatFired(path: path) }
-            heartbeatTimer = timer
-            let rechecks = DispatchSource.makeTimerSource(queue: queue)
-            rechecks.setEventHandler { box.watcher?.recheckFired() }
-            recheckTimer = rechecks
+            stampInterval = heartbeat
         } else {
-            detection = .polling(interval: Self.pollingInterval)
+            detection = .polling(interval: polling)
+            stampInterval = Self.dispatchInterval(Self.pollingStampInterval)
+            let interval = Self.dispatchInterval(polling)
             let timer = DispatchSource.makeTimerSource(queue: queue)
-            let interval = DispatchTimeInterval.milliseconds(
-                Int(
-                    Self.pollingInterval.components.seconds * 1000 + Self.pollingInterval.components.attoseconds
-                        / 1_000_000_000_000_000))
             timer.schedule(deadline: .now() + interval, repeating: interval)
             timer.setEventHandler { wake() }
             source = timer
         }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(
+            deadline: .now() + stampInterval, repeating: stampInterval,
+            leeway: mechanism == nil ? .milliseconds(2) : .milliseconds(100))
+        timer.setEventHandler { box.watcher?.heartbeatFired(path: path) }
+        heartbeatTimer = timer
+        let rechecks = DispatchSource.makeTimerSource(queue: queue)
+        rechecks.setEventHandler { box.watcher?.recheckFired() }
+        recheckTimer = rechecks
         self.source = source
         box.watcher = self
         source?.resume()
-        if let heartbeatTimer {
-            queue.async { [weak self] in self?.lastStamp = FileStamp(path: path) }
-            heartbeatTimer.resume()
-        }
-        recheckTimer?.schedule(deadline: .distantFuture)
-        recheckTimer?.resume()
+        queue.async { [weak self] in self?.lastStamp = FileStamp(path: path) }
+        timer.resume()
+        rechecks.schedule(deadline: .distantFuture)
+        rechecks.resume()
     }
 
     deinit { cancel() }
+
+    private static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+    }
 
     /// Stops watching (the store closed): its watches are taken back from the process's
     /// inotify instance (those other stores hold stay). Idempotent.

@@ -70,15 +70,17 @@ extension Store {
     /// the ``ChangeWatcher`` runs ``followOtherConnections(_:)`` on the writer's queue, off
     /// the caller's thread. `notifications: false` forces the polling fallback (tests);
     /// `dropsNotifications` (tests) loses every notification, leaving the store to the
-    /// watcher's heartbeat, every `heartbeat`.
+    /// watcher's heartbeat, every `heartbeat`; `polling` is the polling fallback's check of
+    /// the database (tests: a long one leaves the files' stamps alone to find commits).
     func watchExternalChanges(
         notifications: Bool = true, dropsNotifications: Bool = false,
-        heartbeat: DispatchTimeInterval = ChangeWatcher.heartbeat
+        heartbeat: DispatchTimeInterval = ChangeWatcher.heartbeat, polling: Duration = ChangeWatcher.pollingInterval
     ) {
         guard let path, !isClosed.current else { return }
         let diagnostics = self.diagnostics
         let watcher = ChangeWatcher(
             path: path, notifications: notifications, dropsNotifications: dropsNotifications, heartbeat: heartbeat,
+            polling: polling,
             notified: { diagnostics.count { $0.fileNotifications += 1 } }
         ) { [weak self] in self?.wakeUp() }
         self.watcher.withLock {

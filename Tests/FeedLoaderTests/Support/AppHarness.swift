@@ -391,7 +391,7 @@ struct StatusLine: Equatable {
     var batchSize: Int
     /// Change sets the list drew as a reload (shown only when there were any).
     var reloads = 0
-    /// How the list learns of other processes' commits (`inotify`, `polling every …`).
+    /// How the list learns of other processes' commits (`inotify`, `polling`).
     var watching: String?
 
     init?(_ screen: String) {

@@ -286,13 +286,35 @@ struct OtherProcessChangeTests {
         let store = try Self.store(directory)
         store.watchExternalChanges(notifications: false)
         #expect(store.externalChangeDetection == .polling(interval: .milliseconds(100)))
-        #expect(store.externalChangeDetection.description.hasPrefix("polling every"))
+        #expect(
+            store.externalChangeDetection.description == "polling the files every 0.01 seconds, the database every 0.1 seconds")
         let table = try await XprocTable(store)
         try Shell.sqlite3(store.path!, "DELETE FROM article WHERE score < 10;")
         let changes = try await table.settle("polled", count: 1)
         #expect(changes.count == 1 && changes.first?.deletedItems.count == 10)
         try store.close()
         #expect(store.externalChangeDetection == .none)
+    }
+
+    /// Polling compares the files' stamps every 10 ms and follows a change at once: with the
+    /// database's own check an hour apart, the shell's commits still arrive, each as its
+    /// change set, well before the test's 10 s wait ends. Without the stamps, none would.
+    @Test func pollingFollowsACommitByTheFilesStampsBetweenDatabaseChecks() async throws {
+        let directory = try ScratchDirectory()
+        let store = try Self.store(directory)
+        store.watchExternalChanges(notifications: false, polling: .seconds(3_600))
+        #expect(store.externalChangeDetection == .polling(interval: .seconds(3_600)))
+        let table = try await XprocTable(store)
+        store.diagnostics.resetCounters()
+        for round in 0..<3 {
+            let clock = ContinuousClock.now
+            try Shell.sqlite3(store.path!, "DELETE FROM article WHERE rowid = \(round + 1);")
+            let changes = try await table.settle("round \(round), polled by the stamps", count: 1)
+            #expect(changes.count == 1 && changes.first?.deletedItems.count == 1)
+            #expect(ContinuousClock.now - clock < .seconds(10), "followed between the database's checks")
+        }
+        #expect(store.diagnostics.counters.fileNotifications == 0)
+        try store.close()
     }
 
     /// A notification the kernel lost (or never sent) leaves the commit to the watcher's
