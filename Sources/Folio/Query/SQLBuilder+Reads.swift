@@ -142,6 +142,11 @@ extension SQLBuilder {
             section?.arguments ?? [])
     }
 
+    /// One column of one row, as stored: `column` of the row with identifier `id`.
+    static func column(_ column: String, ofRow id: Int64, in table: String) -> SQLFragment {
+        SQLFragment("SELECT \(quote(column)) FROM \(quote(table)) WHERE \(quote("id")) = ?", [id.databaseValue])
+    }
+
     /// One column of the rows whose identifiers a bound JSON array holds: `id, column`.
     static func columnValues(table: String, column: String) -> String {
         "SELECT \(quote("id")), \(quote(column)) FROM \(quote(table)) WHERE \(quote("id")) IN (SELECT value FROM json_each(?))"
@@ -257,19 +262,35 @@ extension SQLBuilder {
     /// section costs O(log n), whatever its size.
     static func sectionBoundary(_ q: CompiledQuery, column: String, condition: SectionBoundaryCondition) -> SQLFragment {
         let key = quote(column)
-        let extra: SQLFragment? =
-            switch condition {
-            case .first: nil
-            case .below(let bound): SQLFragment("\(key) < \(bound.sql)", bound.arguments)
-            case .above(let bound): SQLFragment("\(key) > \(bound.sql)", bound.arguments)
-            case .atLeast(let bound): SQLFragment("\(key) >= \(bound.sql)", bound.arguments)
-            case .null: SQLFragment("\(key) IS NULL")
-            case .notNull: SQLFragment("\(key) IS NOT NULL")
-            }
+        let extra = keyCondition(column, condition)
         let (whereSQL, whereArgs) = whereClause(q, extra: extra?.sql)
         return SQLFragment(
             "SELECT \(quote("id")), \(key) FROM \(quote(q.table))\(whereSQL)\(orderBy(q)) LIMIT 1",
             (extra?.arguments ?? []) + whereArgs)
+    }
+
+    /// The identifiers of every row of the results from a section boundary on, in order:
+    /// the request's own filter and order with `condition` on its first sort key `column`
+    /// (``SectionBoundarySeek/remainder(after:)``), unwindowed. On the index the section
+    /// boundary seeks use, SQLite starts at the boundary, so the rows before it are not read.
+    static func identifiers(_ q: CompiledQuery, column: String, from condition: SectionBoundaryCondition) -> SQLFragment {
+        let extra = keyCondition(column, condition)
+        let (whereSQL, whereArgs) = whereClause(q, extra: extra?.sql)
+        return SQLFragment(
+            "SELECT \(quote("id")) FROM \(quote(q.table))\(whereSQL)\(orderBy(q))", (extra?.arguments ?? []) + whereArgs)
+    }
+
+    /// `condition` on the key `column`, `nil` for ``SectionBoundaryCondition/first``.
+    private static func keyCondition(_ column: String, _ condition: SectionBoundaryCondition) -> SQLFragment? {
+        let key = quote(column)
+        return switch condition {
+        case .first: nil
+        case .below(let bound): SQLFragment("\(key) < \(bound.sql)", bound.arguments)
+        case .above(let bound): SQLFragment("\(key) > \(bound.sql)", bound.arguments)
+        case .atLeast(let bound): SQLFragment("\(key) >= \(bound.sql)", bound.arguments)
+        case .null: SQLFragment("\(key) IS NULL")
+        case .notNull: SQLFragment("\(key) IS NOT NULL")
+        }
     }
 
     /// A bound value exactly as stored: text as its bytes (`CAST(? AS TEXT)` of a blob, so

@@ -112,50 +112,85 @@ enum IdentifierScan {
         progressInterval: Int,
         progress: ((Int) throws -> Void)?
     ) throws -> Scanned {
-        let statement = try db.cachedStatement(sql: fragment.sql)
-        try statement.setArguments(fragment.statementArguments)
+        try walk(
+            db, [fragment], boundaries: boundaries, after: nil, diagnostics: diagnostics, until: rule,
+            progressInterval: progressInterval, progress: progress)
+    }
+
+    /// What a scan that starts sections where boundary seeks say starts from: the first
+    /// screen's rows and sections it takes as they are, and the first row it must step,
+    /// with its key (the first row of the section after them).
+    private struct Resumption {
+        var ids: [Int64]
+        var runs: [SectionRun]
+        var start: (id: Int64, key: SQLiteValue)
+        var seeks: Int
+    }
+
+    /// ``run(_:_:boundaries:diagnostics:until:progressInterval:progress:)`` over `fragments`,
+    /// stepped one after the other (their rows follow each other in the list's order), after
+    /// `resumption`'s rows when there is one.
+    private static func walk(
+        _ db: Database,
+        _ fragments: [SQLFragment],
+        boundaries: SectionBoundarySeek,
+        after resumption: Resumption?,
+        diagnostics: Diagnostics,
+        until rule: FirstScreenRule?,
+        progressInterval: Int,
+        progress: ((Int) throws -> Void)?
+    ) throws -> Scanned {
         diagnostics.count { $0.identifierScans += 1 }
         var builder = IdentifierList.Builder()
-        var runs: [SectionRun] = []
+        var runs: [SectionRun] = resumption?.runs ?? []
         var current: SQLiteValue?
         var count = 0
         var rows = 0
-        var seeks = 0
+        var seeks = resumption?.seeks ?? 0
+        for id in resumption?.ids ?? [] { builder.append(id) }
+        let skipped = resumption?.ids.count ?? 0
         // The first row of the next section and its key (set at the first row), `nil` when
         // no section follows.
         var nextID: Int64?
         var nextKey = SQLiteValue.null
         let clock = rule.map { FirstScreenRule.Clock($0) }
-        let complete = try statement.stepRows(
-            in: db,
-            stoppingWhen: { sqlite -> Bool in
-                let id = sqlite3_column_int64(sqlite, 0)
-                builder.append(id)
-                rows += 1
-                if id != nextID && rows > 1 {
-                    count += 1
-                } else {
-                    if rows == 1 {
-                        guard let first = try boundaries.next(after: nil, db, queries: &seeks), first.id == id else {
-                            throw SeekMismatch()
+        var complete = true
+        for fragment in fragments where complete {
+            let statement = try db.cachedStatement(sql: fragment.sql)
+            try statement.setArguments(fragment.statementArguments)
+            complete = try statement.stepRows(
+                in: db,
+                stoppingWhen: { sqlite -> Bool in
+                    let id = sqlite3_column_int64(sqlite, 0)
+                    builder.append(id)
+                    rows += 1
+                    if id != nextID && rows > 1 {
+                        count += 1
+                    } else {
+                        if rows == 1 {
+                            guard let first = try resumption?.start ?? boundaries.next(after: nil, db, queries: &seeks),
+                                first.id == id
+                            else {
+                                throw SeekMismatch()
+                            }
+                            nextKey = first.key
                         }
-                        nextKey = first.key
+                        if let current { runs.append(SectionRun(value: current, count: count)) }
+                        current = boundaries.section(of: nextKey)
+                        count = 1
+                        let next = try boundaries.next(after: nextKey, db, queries: &seeks)
+                        nextID = next?.id
+                        if let next { nextKey = next.key }
                     }
-                    if let current { runs.append(SectionRun(value: current, count: count)) }
-                    current = boundaries.section(of: nextKey)
-                    count = 1
-                    let next = try boundaries.next(after: nextKey, db, queries: &seeks)
-                    nextID = next?.id
-                    if let next { nextKey = next.key }
-                }
-                if let progress, rows % progressInterval == 0 { try progress(rows) }
-                return clock?.isDue(rows: rows, sqlite) ?? false
-            })
-        if complete, let progress { try progress(rows) }
+                    if let progress, (skipped + rows) % progressInterval == 0 { try progress(skipped + rows) }
+                    return clock?.isDue(rows: rows, sqlite) ?? false
+                })
+            try notePlan(db, fragment, diagnostics: diagnostics)
+        }
+        if complete, let progress { try progress(skipped + rows) }
         // Every section the seeks found was reached: the scan and the seeks agree.
         if complete && nextID != nil { throw SeekMismatch() }
         if let current { runs.append(SectionRun(value: current, count: count)) }
-        try notePlan(db, fragment, diagnostics: diagnostics)
         let total = seeks
         diagnostics.count {
             $0.sectionBoundarySeeks += total
@@ -164,6 +199,55 @@ enum IdentifierScan {
         var seen = Set<SQLiteValue>()
         for run in runs where !seen.insert(run.value).inserted { throw SeekMismatch() }
         return Scanned(ids: builder.finish(), runs: runs, complete: complete)
+    }
+
+    /// The rest of results whose first screen `first` showed, read in the snapshot the first
+    /// screen came from (or one whose list's tables have the same change token): the
+    /// sections before the first screen's last one are taken as they are, and the scan
+    /// starts at that last section's first row, found by a boundary seek, through the index
+    /// the seeks use — SQLite does not read the rows before it again. `nil` when it cannot
+    /// (no seek path, a first screen within one section, a seek that disagrees with the
+    /// first screen): the caller scans from the start.
+    ///
+    /// Adds the first screen's rows taken as they are to
+    /// ``Diagnostics/Counters/firstScreenRowsReused``.
+    static func rest(
+        _ db: Database, after first: ResultsState, query: CompiledQuery, section: SectionExpression?,
+        diagnostics: Diagnostics, progressInterval: Int = 4096, progress: ((Int) throws -> Void)? = nil
+    ) throws -> Scanned? {
+        guard let section, first.sectioned, first.runs.count >= 2, diagnostics.seeksSectionBoundaries,
+            let seek = SectionBoundarySeek(query: query, section: section), try seek.indexedPlan(db) != nil
+        else { return nil }
+        let kept = Array(first.runs.dropLast())
+        let keptRows = kept.reduce(0) { $0 + $1.count }
+        guard keptRows < first.ids.count else { return nil }
+        // The key of the last kept row: past its section, the next section's first row is
+        // the first screen's row after the kept ones.
+        let keySQL = SQLBuilder.column(seek.column, ofRow: first.ids[keptRows - 1], in: query.table)
+        let keyStatement = try db.cachedStatement(sql: keySQL.sql)
+        try keyStatement.setArguments(keySQL.statementArguments)
+        var found: SQLiteValue?
+        _ = try keyStatement.stepRows(in: db) { sqlite in
+            found = SQLiteValue(sqliteStatement: sqlite, index: 0)
+            return true
+        }
+        guard let key = found, seek.section(of: key) == kept[kept.count - 1].value else { return nil }
+        var seeks = 0
+        let conditions = seek.remainder(after: key)
+        guard let start = try seek.next(after: key, db, queries: &seeks), start.id == first.ids[keptRows],
+            !conditions.isEmpty
+        else { return nil }
+        do {
+            let scanned = try walk(
+                db, conditions.map { SQLBuilder.identifiers(query, column: seek.column, from: $0) }, boundaries: seek,
+                after: Resumption(ids: first.ids.slice(0..<keptRows), runs: kept, start: start, seeks: seeks),
+                diagnostics: diagnostics, until: nil, progressInterval: progressInterval, progress: progress)
+            diagnostics.count { $0.firstScreenRowsReused += keptRows }
+            return scanned
+        } catch is SeekMismatch {
+            diagnostics.note("-- the rest of a first screen disagreed with its seeks; reading the list from the start")
+            return nil
+        }
     }
 
     private static func notePlan(_ db: Database, _ fragment: SQLFragment, diagnostics: Diagnostics) throws {

@@ -115,6 +115,19 @@ struct SectionBoundarySeek {
         return descending ? try first(.null, db, &queries) : nil
     }
 
+    /// The rows past every row of `key`'s section, in the list's order, as conditions on the
+    /// key, one query each, the rows of one before those of the next: what ``next(after:)``
+    /// finds first, and every row after it. Empty when no row can follow that section.
+    func remainder(after key: SQLiteValue) -> [SectionBoundaryCondition] {
+        if case .null = key {
+            // NULLs sort first ascending, last descending.
+            return descending ? [] : [.notNull]
+        }
+        let past = condition(past: key).map { [$0] } ?? []
+        // Descending, the NULLs follow every value (`key < bound` leaves them out).
+        return descending ? past + [.null] : past
+    }
+
     /// The condition on the key of the rows past every key of `key`'s section; `nil` when no
     /// value can be past it.
     private func condition(past key: SQLiteValue) -> SectionBoundaryCondition? {

@@ -11,7 +11,9 @@ extension ResultsLoad {
     /// of the list's tables in the snapshot is the first screen's, the first screen is the
     /// beginning of what the snapshot reads and is shown as it is; when it is not (a commit
     /// landed in between), the first screen is read again in the snapshot before anything is
-    /// shown. So the completed results always extend exactly what was shown, and the tracker
+    /// shown. The read takes the sections of the first screen but its last as they are, when
+    /// boundary seeks find the sections (``ResultsUpdater/scan(_:after:progress:)``). So the
+    /// completed results always extend exactly what was shown, and the tracker
     /// — subscribed before the first read, noting every commit since — catches up from the
     /// snapshot's state once they are installed.
     ///
@@ -52,7 +54,7 @@ extension ResultsLoad {
                 if shown.complete { return (shown, nil) }
             }
             let completion = Completion()
-            let outcome = shown.outcome, cacheDeferred = shown.cacheDeferred
+            let outcome = shown.outcome, cacheDeferred = shown.cacheDeferred, prefix = shown.full
             // A thread of its own, not a global dispatch queue: a read of many seconds must not
             // hold one of the few threads that run Swift concurrency's jobs (on Linux both
             // come from the same pool, as wide as the machine has cores).
@@ -70,7 +72,8 @@ extension ResultsLoad {
                             case .failure(let reason): scanned = .rebuilt(reason)
                             }
                         }
-                        let (full, _) = try load.updater.scan(db, until: nil) { rows in
+                        // `prefix` begins what this snapshot reads: the rest is read after it.
+                        let full = try load.updater.scan(db, after: prefix) { rows in
                             hook?(rows)
                             try completion.note(rows)
                         }

@@ -89,6 +89,20 @@ struct ResultsUpdater: Sendable {
         return (ResultsState(ids: scanned.ids, runs: scanned.runs, sectioned: section != nil), scanned.complete)
     }
 
+    /// The full results of which `first` is the first screen, read in a snapshot where it
+    /// is (the same change token): from the first screen's last section on when the sections
+    /// are found by seeks (``IdentifierScan/rest(_:after:query:section:diagnostics:progressInterval:progress:)``),
+    /// otherwise from the start. `progress` as in ``scan(_:until:progress:)``, counting the
+    /// rows taken from the first screen.
+    func scan(_ db: Database, after first: ResultsState, progress: ((Int) throws -> Void)? = nil) throws -> ResultsState {
+        if let rest = try IdentifierScan.rest(
+            db, after: first, query: query, section: section, diagnostics: diagnostics, progress: progress)
+        {
+            return ResultsState(ids: rest.ids, runs: rest.runs, sectioned: section != nil)
+        }
+        return try scan(db, until: nil, progress: progress).state
+    }
+
     /// What the controller shows of the full results: the request's window.
     func present(_ full: ResultsState) -> ResultsState {
         query.isWindowed ? full.window(offset: query.offset ?? 0, limit: query.limit) : full
