@@ -42,8 +42,9 @@ public final class Diagnostics: Sendable {
         /// read ends (see `FetchedResultsController.isComplete`).
         public var completionsCancelled = 0
         /// Rows of first screens that the background read of the rest took as they were,
-        /// instead of reading them again: every section but the first screen's last, when
-        /// the sections are found by seeking the sort index (see <doc:LargeLists>).
+        /// instead of reading them again: every section but the first screen's last (or,
+        /// without sections, every row before its last key's), when the first sort key is
+        /// on an index SQLite reads in order (see <doc:LargeLists>).
         public var firstScreenRowsReused = 0
         /// First screens of a full-text search read by walking the list's sort order and
         /// keeping the rows the search matches, instead of sorting every match (see

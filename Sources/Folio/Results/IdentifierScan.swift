@@ -205,9 +205,10 @@ enum IdentifierScan {
     /// screen came from (or one whose list's tables have the same change token): the
     /// sections before the first screen's last one are taken as they are, and the scan
     /// starts at that last section's first row, found by a boundary seek, through the index
-    /// the seeks use — SQLite does not read the rows before it again. `nil` when it cannot
-    /// (no seek path, a first screen within one section, a seek that disagrees with the
-    /// first screen): the caller scans from the start.
+    /// the seeks use — SQLite does not read the rows before it again (without sections:
+    /// ``unsectionedRest(_:after:query:diagnostics:progressInterval:progress:)``). `nil`
+    /// when it cannot (no seek path, a first screen within one section, a seek that
+    /// disagrees with the first screen): the caller scans from the start.
     ///
     /// Adds the first screen's rows taken as they are to
     /// ``Diagnostics/Counters/firstScreenRowsReused``.
@@ -215,6 +216,16 @@ enum IdentifierScan {
         _ db: Database, after first: ResultsState, query: CompiledQuery, section: SectionExpression?,
         diagnostics: Diagnostics, progressInterval: Int = 4096, progress: ((Int) throws -> Void)? = nil
     ) throws -> Scanned? {
+        guard section != nil else {
+            do {
+                return try unsectionedRest(
+                    db, after: first, query: query, diagnostics: diagnostics, progressInterval: progressInterval,
+                    progress: progress)
+            } catch is SeekMismatch {
+                diagnostics.note("-- the rest of a first screen disagreed with its seek; reading the list from the start")
+                return nil
+            }
+        }
         guard let section, first.sectioned, first.runs.count >= 2, diagnostics.seeksSectionBoundaries,
             let seek = SectionBoundarySeek(query: query, section: section), try seek.indexedPlan(db) != nil
         else { return nil }
@@ -223,15 +234,9 @@ enum IdentifierScan {
         guard keptRows < first.ids.count else { return nil }
         // The key of the last kept row: past its section, the next section's first row is
         // the first screen's row after the kept ones.
-        let keySQL = SQLBuilder.column(seek.column, ofRow: first.ids[keptRows - 1], in: query.table)
-        let keyStatement = try db.cachedStatement(sql: keySQL.sql)
-        try keyStatement.setArguments(keySQL.statementArguments)
-        var found: SQLiteValue?
-        _ = try keyStatement.stepRows(in: db) { sqlite in
-            found = SQLiteValue(sqliteStatement: sqlite, index: 0)
-            return true
-        }
-        guard let key = found, seek.section(of: key) == kept[kept.count - 1].value else { return nil }
+        guard let key = try firstKey(ofRow: first.ids[keptRows - 1], seek, db),
+            seek.section(of: key) == kept[kept.count - 1].value
+        else { return nil }
         var seeks = 0
         let conditions = seek.remainder(after: key)
         guard let start = try seek.next(after: key, db, queries: &seeks), start.id == first.ids[keptRows],
@@ -248,6 +253,83 @@ enum IdentifierScan {
             diagnostics.note("-- the rest of a first screen disagreed with its seeks; reading the list from the start")
             return nil
         }
+    }
+
+    /// ``rest(_:after:query:section:diagnostics:progressInterval:progress:)`` of a list
+    /// without sections: the first screen's rows before the group of rows that share its last
+    /// row's first sort key are taken as they are, and the scan starts at that group's first
+    /// row, one seek away. The group is found by reading the keys of the first screen's last
+    /// rows, at most ``groupReads`` of them (a key shared by more rows: read from the start).
+    private static func unsectionedRest(
+        _ db: Database, after first: ResultsState, query: CompiledQuery, diagnostics: Diagnostics, progressInterval: Int,
+        progress: ((Int) throws -> Void)?
+    ) throws -> Scanned? {
+        guard !first.sectioned, first.ids.count >= 2, diagnostics.seeksSectionBoundaries,
+            let seek = SectionBoundarySeek(firstKeyOf: query), try seek.indexedPlan(db) != nil,
+            let lastKey = try firstKey(ofRow: first.ids[first.ids.count - 1], seek, db)
+        else { return nil }
+        // The last row of the first screen whose key SQLite orders apart from the last one's.
+        var index = first.ids.count - 1
+        var before: SQLiteValue?
+        while index > 0 && first.ids.count - index <= groupReads {
+            index -= 1
+            guard let key = try firstKey(ofRow: first.ids[index], seek, db) else { return nil }
+            if SQLiteValue.compare(key, lastKey) != 0 {
+                before = key
+                break
+            }
+        }
+        guard let before else { return nil }
+        let keptRows = index + 1
+        var seeks = 0
+        let conditions = seek.remainder(after: before)
+        guard let start = try seek.next(after: before, db, queries: &seeks), start.id == first.ids[keptRows],
+            !conditions.isEmpty
+        else { return nil }
+        diagnostics.count {
+            $0.identifierScans += 1
+            $0.sectionBoundarySeeks += seeks
+        }
+        var builder = IdentifierList.Builder()
+        for id in first.ids.slice(0..<keptRows) { builder.append(id) }
+        var rows = keptRows
+        for condition in conditions {
+            let fragment = SQLBuilder.identifiers(query, column: seek.column, from: condition)
+            let statement = try db.cachedStatement(sql: fragment.sql)
+            try statement.setArguments(fragment.statementArguments)
+            var firstRow = true
+            _ = try statement.stepRows(in: db) { sqlite -> Bool in
+                let id = sqlite3_column_int64(sqlite, 0)
+                // The seek found the row the scan starts at: they read the same snapshot.
+                if firstRow && rows == keptRows && id != start.id { throw SeekMismatch() }
+                firstRow = false
+                builder.append(id)
+                rows += 1
+                if let progress, rows % progressInterval == 0 { try progress(rows) }
+                return false
+            }
+            try notePlan(db, fragment, diagnostics: diagnostics)
+        }
+        if let progress { try progress(rows) }
+        diagnostics.count { $0.firstScreenRowsReused += keptRows }
+        return Scanned(ids: builder.finish(), runs: [], complete: true)
+    }
+
+    /// The rows of a first screen whose keys a list without sections reads, from its end, to
+    /// find where the group of its last row's key starts.
+    static let groupReads = 64
+
+    /// The first sort key of the row `id` as stored (`nil`: no such row).
+    private static func firstKey(ofRow id: Int64, _ seek: SectionBoundarySeek, _ db: Database) throws -> SQLiteValue? {
+        let fragment = SQLBuilder.column(seek.column, ofRow: id, in: seek.query.table)
+        let statement = try db.cachedStatement(sql: fragment.sql)
+        try statement.setArguments(fragment.statementArguments)
+        var found: SQLiteValue?
+        _ = try statement.stepRows(in: db) { sqlite in
+            found = SQLiteValue(sqliteStatement: sqlite, index: 0)
+            return true
+        }
+        return found
     }
 
     private static func notePlan(_ db: Database, _ fragment: SQLFragment, diagnostics: Diagnostics) throws {

@@ -79,6 +79,19 @@ struct SectionBoundarySeek {
         self.descending = first.descending
     }
 
+    /// The seeks of the groups of rows that share a value of the first sort key, for a list
+    /// without sections (reading the rest of a first screen after it): `nil` when that key is
+    /// not a column of the entity's own, or the order starts with a search's rank.
+    init?(firstKeyOf query: CompiledQuery) {
+        guard query.rankingQuery == nil, let first = query.order.first, first.related == nil, !first.isRowID else {
+            return nil
+        }
+        self.query = query
+        self.column = first.column
+        self.descending = first.descending
+        self.mode = .value
+    }
+
     /// The plan of a seek when SQLite answers it from a covering index, with a range on the
     /// key, in the request's order (no sort of its own): then a seek costs O(log n) plus the
     /// index entries the filter skips past the boundary. `nil` otherwise, and the scan reads

@@ -137,6 +137,62 @@ import Testing
         #expect(reusing >= 6)
     }
 
+    /// A list without sections: the first screen's rows before the group of its last row's
+    /// key are taken, exactly as many as SQLite orders before that key, when the group's end
+    /// of the first screen is at most ``IdentifierScan/groupReads`` rows; the rest is the
+    /// whole list, at every first-screen size, key and direction, NULLs and extremes included.
+    @Test(arguments: [false, true], [false, true])
+    func aListWithoutSectionsTakesTheRowsBeforeItsLastKey(descending: Bool, filtered: Bool) throws {
+        let store = try Store.temporary(records: [SeekItem.self])
+        try seedSeekItems(store)
+        let order: SortOrder = descending ? .reverse : .forward
+        let predicate = filtered ? #Predicate<SeekItem> { $0.flag == true } : nil
+        let requests: [(RecordRequest<SeekItem>, String)] = [
+            (RecordRequest(predicate: predicate, sortBy: [SortDescriptor(\.stamp, order: order)]), "stamp"),
+            (RecordRequest(predicate: predicate, sortBy: [SortDescriptor(\.maybeStamp, order: order)]), "maybeStamp"),
+            (RecordRequest(predicate: predicate, sortBy: [SortDescriptor(\.bucket, order: order)]), "bucket"),
+            (RecordRequest(predicate: predicate, sortBy: [SortDescriptor(\.label, order: order)]), "label"),
+            // Not indexed: read from the start.
+            (RecordRequest(predicate: predicate, sortBy: [SortDescriptor(\.loose, order: order)]), "loose"),
+        ]
+        var reusing = 0
+        for (request, column) in requests {
+            let query = try request.compile(requireSort: true)
+            let updater = ResultsUpdater(query: query, section: nil, diagnostics: store.diagnostics)
+            let whole = try store.readSync { db in try updater.scan(db) }
+            for rows in Self.firstRows {
+                let counted = store.diagnostics.counters.firstScreenRowsReused
+                let (first, full) = try store.readSync { db in
+                    let (first, _) = try updater.scan(db, until: .immediately(rows: rows))
+                    return (first, try updater.scan(db, after: first))
+                }
+                let reused = store.diagnostics.counters.firstScreenRowsReused - counted
+                #expect(Array(full.ids) == Array(whole.ids), "\(column), first screen \(rows)")
+                #expect(full == whole)
+                // What SQLite orders before the first screen's last key, by SQL.
+                let last = first.ids[first.ids.count - 1]
+                let earlier =
+                    descending
+                    ? "(k.\(column) > l.\(column) OR (l.\(column) IS NULL AND k.\(column) IS NOT NULL))"
+                    : "(k.\(column) < l.\(column) OR (k.\(column) IS NULL AND l.\(column) IS NOT NULL))"
+                let before = try readNow(store) { db in
+                    try Int.fetchOne(
+                        db,
+                        sql: """
+                            SELECT count(*) FROM json_each(?) j JOIN seekItem k ON k.id = j.value, seekItem l
+                            WHERE l.id = ? AND \(earlier)
+                            """, arguments: [IdentifierList.jsonArray(first.ids), last])!
+                }
+                let sought = column != "loose"
+                let expected =
+                    sought && before > 0 && first.ids.count - before <= IdentifierScan.groupReads + 1 ? before : 0
+                #expect(reused == expected, "\(column), first screen \(rows)")
+                if reused > 0 { reusing += 1 }
+            }
+        }
+        #expect(reusing >= 15)
+    }
+
     /// One section, or keys the seeks cannot follow (no index, a filter outside the index,
     /// a `.computed` key): the rest is read from the start, and is the whole list.
     @Test func withoutASectionToKeepTheRestIsReadFromTheStart() throws {
