@@ -39,7 +39,12 @@ extension Store {
         do {
             let migrates = try queue.read { db in try Migrator.check(db, model, path: path) }
             // Checked again in the migration's transaction; here it spares opening the pool.
-            if migrates, let file = FileIdentity(path: path), OpenStoreFiles.count(file) > 0 {
+            // A store counts as open once its opening transaction committed: when that
+            // transaction was the migration this read found still to do, the file is read
+            // again, and found migrated.
+            if migrates, let file = FileIdentity(path: path), OpenStoreFiles.count(file) > 0,
+                try queue.read({ db in try Migrator.check(db, model, path: path) })
+            {
                 throw FolioError.migrationWhileOpen(path: path)
             }
         } catch {
