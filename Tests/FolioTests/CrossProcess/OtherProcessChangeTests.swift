@@ -298,7 +298,7 @@ struct OtherProcessChangeTests {
 
     /// Polling compares the files' stamps every 10 ms and follows a change at once: with the
     /// database's own check an hour apart, the shell's commits still arrive, each as its
-    /// change set, well before the test's 10 s wait ends. Without the stamps, none would.
+    /// change set, within the test's wait. Without the stamps, none would.
     @Test func pollingFollowsACommitByTheFilesStampsBetweenDatabaseChecks() async throws {
         let directory = try ScratchDirectory()
         let store = try Self.store(directory)
@@ -306,12 +306,12 @@ struct OtherProcessChangeTests {
         #expect(store.externalChangeDetection == .polling(interval: .seconds(3_600)))
         let table = try await XprocTable(store)
         store.diagnostics.resetCounters()
+        // Nothing else wakes the store: the database's check is an hour away, no
+        // notification is set up, and the store writes nothing.
         for round in 0..<3 {
-            let clock = ContinuousClock.now
             try Shell.sqlite3(store.path!, "DELETE FROM article WHERE rowid = \(round + 1);")
             let changes = try await table.settle("round \(round), polled by the stamps", count: 1)
             #expect(changes.count == 1 && changes.first?.deletedItems.count == 1)
-            #expect(ContinuousClock.now - clock < .seconds(10), "followed between the database's checks")
         }
         #expect(store.diagnostics.counters.fileNotifications == 0)
         try store.close()
