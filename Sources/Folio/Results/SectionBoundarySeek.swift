@@ -63,33 +63,30 @@ struct SectionBoundarySeek {
     /// `nil` when the section key is not the first sort key's own column read as it is
     /// (first letters, `.computed`, a to-one's target, a ranked search first).
     init?(query: CompiledQuery, section: SectionExpression) {
-        guard query.rankingQuery == nil, section.related == nil, let first = query.order.first, first.related == nil,
-            !first.isRowID
-        else { return nil }
-        guard section.fragment.arguments.isEmpty else { return nil }
+        guard section.related == nil, section.fragment.arguments.isEmpty, let first = query.order.first else { return nil }
         let plain = section.fragment.sql == SQLBuilder.section(attribute: first.column).sql
+        let mode: Mode
         switch section.kind {
         case .value where plain: mode = .value
         case .value where section.fragment.sql == SQLBuilder.section(firstLetterOf: first.column).sql: mode = .firstLetter
         case .day(let offset) where plain: mode = .day(offsetSeconds: offset)
         default: return nil
         }
-        self.query = query
-        self.column = first.column
-        self.descending = first.descending
+        self.init(firstKeyOf: query, mode: mode)
     }
 
-    /// The seeks of the groups of rows that share a value of the first sort key, for a list
-    /// without sections (reading the rest of a first screen after it): `nil` when that key is
-    /// not a column of the entity's own, or the order starts with a search's rank.
-    init?(firstKeyOf query: CompiledQuery) {
+    /// The seeks of `mode`'s groups of the first sort key (`.value`: the rows that share a
+    /// value, for a list without sections reading the rest of a first screen after it):
+    /// `nil` when that key is not a column of the entity's own, or the order starts with a
+    /// search's rank.
+    init?(firstKeyOf query: CompiledQuery, mode: Mode = .value) {
         guard query.rankingQuery == nil, let first = query.order.first, first.related == nil, !first.isRowID else {
             return nil
         }
         self.query = query
         self.column = first.column
         self.descending = first.descending
-        self.mode = .value
+        self.mode = mode
     }
 
     /// The plan of a seek when SQLite answers it from a covering index, with a range on the
