@@ -4,6 +4,11 @@ import Foundation
 /// list and the copy its current snapshot shares can diverge by one chunk per edit
 /// rather than by a copy of a million identifiers. Eight bytes per identifier.
 ///
+/// The chunks and their summaries are kept in ``SegmentedArray``s, so that an edit of such
+/// a copy also copies few references to chunks (a segment of 16, and the list of segments),
+/// not one per chunk; and the starts of the chunks an edit did not touch are moved without
+/// reading those chunks.
+///
 /// Chunks hold 1 to `2 × chunkCapacity` identifiers (an insert splits a chunk that grows
 /// past that; a removal drops a chunk that empties). While every chunk but the last holds
 /// exactly `chunkCapacity` and the last at most that many — as a freshly built list — an
@@ -25,9 +30,9 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
     /// them; shorter ones are searched whole (a few chunks).
     static let summaryThreshold = 2 * chunkCapacity
 
-    private(set) var chunks: [[Int64]] = []
+    private(set) var chunks = SegmentedArray<[Int64]>()
     /// One summary per chunk, when built (``buildSummaries()``).
-    private var summaries: [ChunkSummary]?
+    private var summaries: SegmentedArray<ChunkSummary>?
     /// `starts[i]` is the index of the first element of `chunks[i]`.
     private var starts: [Int] = []
     private(set) var count = 0
@@ -104,7 +109,7 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
     /// (``summaryThreshold``) and has none. O(n), once: edits keep them.
     mutating func buildSummaries() {
         guard summaries == nil, count >= Self.summaryThreshold else { return }
-        summaries = chunks.map { ChunkSummary($0) }
+        summaries = SegmentedArray(chunks.lazy.map { ChunkSummary($0) })
     }
 
     // MARK: Search
@@ -123,16 +128,17 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
         var searched = 0
         // The identifiers not found yet, with their summary bits.
         var pending = identifiers.map { (id: $0, bits: ChunkSummary.bits(of: $0)) }
-        summaries.withUnsafeBufferPointer { summaries in
-            for c in chunks.indices {
-                guard !pending.isEmpty else { break }
-                guard pending.contains(where: { summaries[c].mayContain($0.bits) }) else { continue }
+        summaries.forEachSegment { summaries, first in
+            for s in summaries.indices {
+                guard !pending.isEmpty else { return false }
+                guard pending.contains(where: { summaries[s].mayContain($0.bits) }) else { continue }
                 searched += 1
+                let c = first + s
                 chunks[c].withUnsafeBufferPointer { buffer in
                     var k = 0
                     while k < pending.count {
                         let wanted = pending[k]
-                        if summaries[c].mayContain(wanted.bits), let o = Self.firstIndex(of: wanted.id, in: buffer) {
+                        if summaries[s].mayContain(wanted.bits), let o = Self.firstIndex(of: wanted.id, in: buffer) {
                             found[wanted.id] = starts[c] + o
                             pending.swapAt(k, pending.count - 1)
                             pending.removeLast()
@@ -142,6 +148,7 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
                     }
                 }
             }
+            return !pending.isEmpty
         }
         return (found, searched)
     }
@@ -213,7 +220,7 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
     mutating func insert(_ id: Int64, at index: Int) {
         precondition(index >= 0 && index <= count, "Index out of range")
         if chunks.isEmpty {
-            chunks = [[id]]; starts = [0]; count = 1; isUniform = true; summaries = nil
+            chunks = SegmentedArray([[id]]); starts = [0]; count = 1; isUniform = true; summaries = nil
             _checkInvariants()
             return
         }
@@ -236,8 +243,10 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
                 summaries![c] = ChunkSummary(chunks[c])
                 summaries!.insert(ChunkSummary(chunks[c + 1]), at: c + 1)
             }
+            reindex(from: c)
+        } else {
+            shiftStarts([(c, 1)])
         }
-        reindex(from: c)
         _checkInvariants()
     }
 
@@ -257,8 +266,10 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
             chunks.remove(at: c)
             starts.remove(at: c)
             summaries?.remove(at: c)
+            reindex(from: Swift.min(c, Swift.max(0, chunks.count - 1)))
+        } else {
+            shiftStarts([(c, -1)])
         }
-        reindex(from: Swift.min(c, Swift.max(0, chunks.count - 1)))
         _checkInvariants()
         return id
     }
@@ -277,6 +288,7 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
         // The chunks before the first one edited keep their starts.
         let firstEdited = locate(indices[0]).chunk
         var emptied: [Int] = []
+        var changes: [(chunk: Int, delta: Int)] = []
         var i = 0
         while i < indices.count {
             let (c, _) = locate(indices[i])
@@ -309,15 +321,20 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
                 }
                 freshChunks.insert(Self.address(of: chunks[c]))
             }
+            changes.append((c, -(j - i)))
             count -= j - i
             i = j
         }
-        for c in emptied.reversed() {
-            chunks.remove(at: c)
-            starts.remove(at: c)
-            summaries?.remove(at: c)
+        if emptied.isEmpty {
+            shiftStarts(changes)
+        } else {
+            for c in emptied.reversed() {
+                chunks.remove(at: c)
+                starts.remove(at: c)
+                summaries?.remove(at: c)
+            }
+            reindex(from: firstEdited)
         }
-        reindex(from: firstEdited)
         _checkInvariants()
     }
 
@@ -344,6 +361,7 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
         let oldCount = count
         // The chunks before the first one edited keep their starts.
         let firstEdited = positions[0] == oldCount ? chunks.count - 1 : locate(positions[0]).chunk
+        var changes: [(chunk: Int, delta: Int)] = []
         var j = 0
         while j < elements.count {
             let before = positions[j] - j
@@ -384,11 +402,18 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
             if total <= 2 * Self.chunkCapacity {
                 chunks[c] = merged
                 if summaries != nil { for m in j..<k { summaries![c].add(elements[m], chunk: merged) } }
+                changes.append((c, k - j))
             } else {
                 split.append((c, Self.pieces(of: merged)))
             }
             count += k - j
             j = k
+        }
+        freshChunks.removeAll()
+        guard !split.isEmpty else {
+            shiftStarts(changes)
+            _checkInvariants()
+            return
         }
         // Highest chunk first, so that a cut does not move the chunks still to be cut.
         for (c, pieces) in split.reversed() {
@@ -489,30 +514,45 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
     }
 
     /// Recomputes the starts of the chunks from `chunk` on (those before it kept their
-    /// sizes and places) and the uniform flag. The chunks are read through their buffer: a
-    /// chunk's count is read without retaining it, for the few hundred chunks of a long list
-    /// at every commit.
+    /// sizes and places), reading their counts, and the uniform flag: after chunks were
+    /// added or removed.
     private mutating func reindex(from chunk: Int) {
         guard !chunks.isEmpty else { starts = []; isUniform = true; return }
         let first = Swift.min(chunk, chunks.count)
-        chunks.withUnsafeBufferPointer { chunks in
-            starts.withUnsafeMutableBufferPointer { starts in
-                var start = first == 0 ? 0 : starts[first - 1] + chunks[first - 1].count
-                for i in first..<chunks.count {
-                    starts[i] = start
-                    start += chunks[i].count
+        var start = first == 0 ? 0 : starts[first - 1] + chunks[first - 1].count
+        for i in first..<chunks.count {
+            starts[i] = start
+            start += chunks[i].count
+        }
+        isUniform = Self.isUniform(starts: starts, count: count)
+    }
+
+    /// Moves the starts of the chunks after each of `changes` (ascending chunks, each with
+    /// how many identifiers it gained or lost) by those changes, when no chunk was added or
+    /// removed: the starts alone are read, not the chunks (each chunk's count is on a cache
+    /// line of its own, for the few hundred chunks of a long list at every commit).
+    private mutating func shiftStarts(_ changes: [(chunk: Int, delta: Int)]) {
+        guard let first = changes.first?.chunk else { return }
+        starts.withUnsafeMutableBufferPointer { starts in
+            var delta = 0, k = 0
+            for i in first..<starts.count {
+                starts[i] += delta
+                while k < changes.count && changes[k].chunk == i {
+                    delta += changes[k].delta
+                    k += 1
                 }
             }
         }
-        isUniform = Self.isUniform(chunks)
+        isUniform = Self.isUniform(starts: starts, count: count)
     }
 
-    /// Whether index arithmetic finds the chunks: all but the last full, the last not over.
-    private static func isUniform(_ chunks: [[Int64]]) -> Bool {
-        chunks.withUnsafeBufferPointer { chunks in
-            guard let last = chunks.last else { return true }
-            if last.count > chunkCapacity { return false }
-            for i in 0..<(chunks.count - 1) where chunks[i].count != chunkCapacity { return false }
+    /// Whether index arithmetic finds the chunks — all but the last full, the last not over
+    /// — from the chunks' starts and the list's count.
+    private static func isUniform(starts: [Int], count: Int) -> Bool {
+        guard let last = starts.last else { return true }
+        if count - last > chunkCapacity { return false }
+        return starts.withUnsafeBufferPointer { starts in
+            for i in starts.indices where starts[i] != i << chunkShift { return false }
             return true
         }
     }
@@ -562,8 +602,10 @@ extension IdentifierList {
             start += chunk.count
         }
         precondition(start == count, "count \(count), chunks hold \(start)")
-        precondition(
-            isUniform == Self.isUniform(chunks), "the uniform flag says \(isUniform) for chunk sizes \(chunks.map(\.count))")
+        let uniform =
+            chunks.dropLast().allSatisfy { $0.count == Self.chunkCapacity }
+            && (chunks.last?.count ?? 0) <= Self.chunkCapacity
+        precondition(isUniform == uniform, "the uniform flag says \(isUniform) for chunk sizes \(chunks.map(\.count))")
         if let summaries {
             precondition(summaries.count == chunks.count, "one summary per chunk")
             // The first and last identifier of each chunk in its summary (O(chunks), as the rest).
