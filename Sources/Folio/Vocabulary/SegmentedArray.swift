@@ -31,9 +31,11 @@ struct SegmentedArray<Element>: RandomAccessCollection, MutableCollection {
     var endIndex: Int { count }
 
     subscript(position: Int) -> Element {
-        get {
+        // Yielded, not returned: reading an element through it (a chunk's count, one
+        // identifier of a chunk) neither retains nor releases it.
+        _read {
             precondition(position >= 0 && position < count, "Index out of range")
-            return segments[position >> Self.shift][position & (Self.segmentSize - 1)]
+            yield segments[position >> Self.shift][position & (Self.segmentSize - 1)]
         }
         _modify {
             precondition(position >= 0 && position < count, "Index out of range")
