@@ -216,17 +216,28 @@ enum IdentifierScan {
         _ db: Database, after first: ResultsState, query: CompiledQuery, section: SectionExpression?,
         diagnostics: Diagnostics, progressInterval: Int = 4096, progress: ((Int) throws -> Void)? = nil
     ) throws -> Scanned? {
-        guard section != nil else {
-            do {
+        do {
+            guard let section else {
                 return try unsectionedRest(
                     db, after: first, query: query, diagnostics: diagnostics, progressInterval: progressInterval,
                     progress: progress)
-            } catch is SeekMismatch {
-                diagnostics.note("-- the rest of a first screen disagreed with its seek; reading the list from the start")
-                return nil
             }
+            return try sectionedRest(
+                db, after: first, query: query, section: section, diagnostics: diagnostics,
+                progressInterval: progressInterval, progress: progress)
+        } catch is SeekMismatch {
+            diagnostics.note("-- the rest of a first screen disagreed with its seeks; reading the list from the start")
+            return nil
         }
-        guard let section, first.sectioned, first.runs.count >= 2, diagnostics.seeksSectionBoundaries,
+    }
+
+    /// ``rest(_:after:query:section:diagnostics:progressInterval:progress:)`` of a list with
+    /// sections; throws ``SeekMismatch`` when the scan disagrees with a seek.
+    private static func sectionedRest(
+        _ db: Database, after first: ResultsState, query: CompiledQuery, section: SectionExpression,
+        diagnostics: Diagnostics, progressInterval: Int, progress: ((Int) throws -> Void)?
+    ) throws -> Scanned? {
+        guard first.sectioned, first.runs.count >= 2, diagnostics.seeksSectionBoundaries,
             let seek = SectionBoundarySeek(query: query, section: section), try seek.indexedPlan(db) != nil
         else { return nil }
         let kept = Array(first.runs.dropLast())
@@ -242,17 +253,12 @@ enum IdentifierScan {
         guard let start = try seek.next(after: key, db, queries: &seeks), start.id == first.ids[keptRows],
             !conditions.isEmpty
         else { return nil }
-        do {
-            let scanned = try walk(
-                db, conditions.map { SQLBuilder.identifiers(query, column: seek.column, from: $0) }, boundaries: seek,
-                after: Resumption(ids: first.ids.slice(0..<keptRows), runs: kept, start: start, seeks: seeks),
-                diagnostics: diagnostics, until: nil, progressInterval: progressInterval, progress: progress)
-            diagnostics.count { $0.firstScreenRowsReused += keptRows }
-            return scanned
-        } catch is SeekMismatch {
-            diagnostics.note("-- the rest of a first screen disagreed with its seeks; reading the list from the start")
-            return nil
-        }
+        let scanned = try walk(
+            db, conditions.map { SQLBuilder.identifiers(query, column: seek.column, from: $0) }, boundaries: seek,
+            after: Resumption(ids: first.ids.slice(0..<keptRows), runs: kept, start: start, seeks: seeks),
+            diagnostics: diagnostics, until: nil, progressInterval: progressInterval, progress: progress)
+        diagnostics.count { $0.firstScreenRowsReused += keptRows }
+        return scanned
     }
 
     /// ``rest(_:after:query:section:diagnostics:progressInterval:progress:)`` of a list
@@ -260,6 +266,7 @@ enum IdentifierScan {
     /// row's first sort key are taken as they are, and the scan starts at that group's first
     /// row, one seek away. The group is found by reading the keys of the first screen's last
     /// rows, at most ``groupReads`` of them (a key shared by more rows: read from the start).
+    /// Throws ``SeekMismatch`` when the scan disagrees with the seek.
     private static func unsectionedRest(
         _ db: Database, after first: ResultsState, query: CompiledQuery, diagnostics: Diagnostics, progressInterval: Int,
         progress: ((Int) throws -> Void)?

@@ -425,7 +425,6 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
                 summaries!.insert(contentsOf: pieces[1...].map { ChunkSummary($0) }, at: c + 1)
             }
         }
-        freshChunks.removeAll()
         reindex(from: firstEdited)
         _checkInvariants()
     }
