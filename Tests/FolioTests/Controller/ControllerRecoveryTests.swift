@@ -62,4 +62,49 @@ struct ControllerRecoveryTests {
         #expect(events[0].changes.isEmpty && events[0].snapshot.numberOfItems == 10)
         #expect(events[2].changes.isReload && events[3].snapshot == live.controller.snapshot)
     }
+
+    /// A controller whose first fetch failed (sections not contiguous) and that got its
+    /// delegate only afterwards — before the fetch that succeeds, or after it — follows every
+    /// commit from that fetch on, with a section cache or without. The randomized workloads
+    /// never checked this: they gave such a controller no delegate at all.
+    @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
+    func aControllerWhoseFirstFetchFailedFollowsCommitsAfterAFetchThatSucceeds(
+        delegateAfterTheRefetch: Bool, cached: Bool
+    ) async throws {
+        let (store, key) = try tensWithABreakingSectionKey()
+        try execute(store, "INSERT INTO article (title, url, published, score, isRead) VALUES ('bad', 'bad', 0, 55, 0)")
+        let controller = FetchedResultsController(
+            sorted([SortDescriptor(\.score)]), store: store, sectionBy: key, cacheName: cached ? "recovery" : nil)
+        #expect(throws: FolioError.self) { try Self.fetchNow(controller) }
+        let recorder = LiveRecorder()
+        if !delegateAfterTheRefetch { controller.delegate = recorder }
+        try execute(store, "DELETE FROM article WHERE url = 'bad'")
+        try Self.fetchNow(controller)
+        // A commit after the fetch (and before the delegate, when it comes last).
+        try execute(store, "UPDATE article SET title = 'between' WHERE score = 20")
+        if delegateAfterTheRefetch { controller.delegate = recorder }
+        await controller.waitForChanges()
+        var model = TableViewModel(controller.snapshot)
+        let caughtUp = recorder.changeSets.count
+        // Followed from the fetch, that commit is an update; caught up with, a reload.
+        #expect(caughtUp == 1, "\(recorder.changeSets)")
+        #expect(recorder.changeSets.first?.isReload == delegateAfterTheRefetch)
+        #expect(recorder.changeSets.first?.updatedItems.count == (delegateAfterTheRefetch ? 0 : 1))
+        // Then every commit arrives as its own change set, the moved row included.
+        try execute(store, "UPDATE article SET title = 'edited' WHERE score = 30")
+        try execute(store, "UPDATE article SET score = 95 WHERE score = 40")
+        await controller.waitForChanges()
+        #expect(recorder.changeSets.count == caughtUp + 2, "\(recorder.changeSets)")
+        #expect(recorder.changeSets.last?.isReload == false)
+        for (change, source) in zip(recorder.changeSets[caughtUp...], recorder.dataSources[caughtUp...]) {
+            try model.apply(change, dataSource: source)
+        }
+        #expect(model == (try freshModel(controller)))
+        #expect(recorder.errors.isEmpty && controller.lastError == nil)
+    }
+
+    /// The synchronous `performFetch` (an async test would pick the async overload).
+    private static func fetchNow(_ controller: FetchedResultsController<Article>) throws {
+        try controller.performFetch()
+    }
 }

@@ -341,7 +341,6 @@ final class Workload {
         slots[slot] = s
         if spec.delegateFirst { s.controller.delegate = s.recorder }
         try await fetch(slot, s, racing: false)
-        if s.fetched && !spec.delegateFirst { s.controller.delegate = s.recorder }
         stats.add("controllers created")
     }
 
@@ -363,6 +362,9 @@ final class Workload {
             throw fail("fetch of non-contiguous sections", "performFetch succeeded although \(reason)", slot)
         }
         s.fetchedNow()
+        // A delegate set after the fetch (`delegate-after`), or after the first fetch that
+        // succeeded: a controller whose first fetch failed has none until then.
+        if s.controller.delegate == nil { s.controller.delegate = s.recorder }
     }
 
     private func firstListener(_ specs: [ControllerSpec], _ writes: [Write]) async throws {
@@ -532,15 +534,23 @@ final class Workload {
         stats.add("steps")
     }
 
-    /// Whether a reload is an acceptable answer to this operation.
-    private func reloadAllowed(_ op: Operation, touched: Int, slot s: WorkloadSlot, oldCount: Int) -> Bool {
+    /// Whether a reload is an acceptable answer to this operation. `old` are the rows shown
+    /// before it, `new` the rows after it.
+    private func reloadAllowed(_ op: Operation, touched: Int, slot s: WorkloadSlot, old: [Int64], new: [Int64]) -> Bool {
         switch op {
         case .external, .firstListener: return true
         // A controller fetched or subscribed while writers commit catches up by a rescan.
         case .setRequest(_, _, let w) where !w.isEmpty: return true
         case .refetch(_, let w) where !w.isEmpty: return true
         case .replace(_, _, let w) where !w.isEmpty: return true
-        case .setRequest: return oldCount + (s.oracle?.ids.count ?? 0) > 100_000 || touched > 25_000 || s.broken
+        case .setRequest:
+            // Past `ReloadPolicy.maximumComparedRows` (old and new together) the request
+            // change is not compared; past `maximumAnimatedRows` (deleted, inserted and moved)
+            // it is not animated. The rows that left or came are a lower bound on the second,
+            // those and every row kept moving an upper bound: between the two, either answer.
+            if old.count + new.count > 100_000 || touched > 25_000 || s.broken { return true }
+            let kept = Set(old).intersection(new).count
+            return (old.count - kept) + (new.count - kept) + kept > 50_000
         default: return touched > 25_000 || s.broken
         }
     }
@@ -556,7 +566,7 @@ final class Workload {
         let oracle = try readSync(store) { db in try Oracle.results(s.spec, db) }
         stats.add("oracle checks")
         let entries = s.recorder.take()
-        let oldCount = s.model.identifiers.count
+        let oldIDs = s.model.identifiers.map(\.rawValue)
         // A commit that changed no stored value of the list's table (rows set to their own
         // values, another table written here or by another connection) delivers nothing.
         if slotsSteady && !s.broken {
@@ -653,8 +663,11 @@ final class Workload {
         } else {
             completedRequest = false
         }
-        if reloads > 0 && !completedRequest && !reloadAllowed(op, touched: touched.count, slot: s, oldCount: oldCount) {
-            throw fail("unexpected reload", "a reload answered \(op.description.prefix(300))", index)
+        if reloads > 0 && !completedRequest && !reloadAllowed(op, touched: touched.count, slot: s, old: oldIDs, new: oracle.ids) {
+            throw fail(
+                "unexpected reload",
+                "a reload answered \(op.description.prefix(300)) (\(oldIDs.count) rows before, \(oracle.ids.count) after, \(touched.count) touched)",
+                index)
         }
         // The move rules, where one change set answers one commit, or one request change.
         if let old = s.oracle, entries.count == 1, !entries[0].change.isReload {
