@@ -71,6 +71,19 @@ enum ChangeSetBuilder {
             let path = ResultsState.path(of: index, offsets: newOffsets)
             if newToOld[path.section] != nil { insertedRows.append((path, RecordID(new.ids[index]))) }
         }
+        // Anchors before each section's first row, where a section value can come back
+        // elsewhere: a section deleted and one inserted. A kept section moves past such a
+        // section (its value left and came back on its other side: a `.computed` key that
+        // names NULL and text alike, for one), and the anchors of that section then stand
+        // before a row of the kept section on one side only. A row is a move when the
+        // anchors of its own section before it changed.
+        let (oldSectionAnchors, newSectionAnchors) =
+            change.deletedSections.isEmpty || change.insertedSections.isEmpty
+            ? (nil, nil)
+            : (
+                anchorsBefore(oldOffsets, nonAnchors: deleted + touched.map(\.oldIndex)),
+                anchorsBefore(newOffsets, nonAnchors: inserted + touched.map(\.newIndex))
+            )
         // Rows that may stay, by (new section, anchors before them).
         struct Group: Hashable {
             var section: Int
@@ -86,7 +99,10 @@ enum ChangeSetBuilder {
                 let id = RecordID(new.ids[row.newIndex])
                 if mapped != nil { deletedRows.append((from, id)) }
                 if toKept { insertedRows.append((to, id)) }
-            } else if mapped != to.section || row.oldAnchors != row.newAnchors {
+            } else if mapped != to.section
+                || row.oldAnchors - (oldSectionAnchors?[from.section] ?? 0)
+                    != row.newAnchors - (newSectionAnchors?[to.section] ?? 0)
+            {
                 movedRows.append((ChangeSet.Move(from: from, to: to, isUpdated: row.updated), RecordID(new.ids[row.newIndex])))
             } else {
                 groups[Group(section: to.section, anchors: row.newAnchors), default: []].append(row)
@@ -119,6 +135,21 @@ enum ChangeSetBuilder {
         change.movedItems = movedRows.map(\.0)
         change.movedIdentifiers = movedRows.map(\.1)
         return change
+    }
+
+    /// For each section (its first row at `offsets[s]`), how many anchors come before it:
+    /// the rows before it that are not among `nonAnchors` (indexes, any order).
+    /// O(k log k + sections).
+    private static func anchorsBefore(_ offsets: [Int], nonAnchors: [Int]) -> [Int] {
+        let sorted = nonAnchors.sorted()
+        var result: [Int] = []
+        result.reserveCapacity(offsets.count)
+        var k = 0
+        for start in offsets {
+            while k < sorted.count && sorted[k] < start { k += 1 }
+            result.append(start - k)
+        }
+        return result
     }
 
     /// The change set between two whole states. `changed` are the rows the change touched
