@@ -28,6 +28,25 @@ struct Baselines {
         try queue.read { db in try Bench.stepIdentifiers(db, sql: BaselineSQL.identifiers) }
     }
 
+    /// `limit.withKey`: the identifiers and each row's first sort key, in sort order (C API,
+    /// into two arrays).
+    func identifiersAndKeys() throws -> (ids: [Int64], keys: [Double]) {
+        try queue.read { db in
+            let statement = try db.cachedStatement(sql: BaselineSQL.identifiersAndKeys)
+            let s = statement.sqliteStatement
+            defer { sqlite3_reset(s) }
+            var ids: [Int64] = [], keys: [Double] = []
+            while true {
+                let code = sqlite3_step(s)
+                if code == SQLITE_DONE { break }
+                guard code == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: code)) }
+                ids.append(sqlite3_column_int64(s, 0))
+                keys.append(sqlite3_column_double(s, 1))
+            }
+            return (ids, keys)
+        }
+    }
+
     /// `limit`: the records of `ids`, in one statement.
     func batch(_ ids: ArraySlice<Int64>) throws -> [ArticleRow] {
         try queue.read { db in

@@ -183,13 +183,17 @@ final class Bench {
 
     func fetches() throws {
         log("performFetch without and with sections, against limit (\(repetitions) repetitions after a warm-up)")
-        var limit = Samples(), plain = Samples(), sectioned = Samples(), snapshot = Samples()
+        var limit = Samples(), withKey = Samples(), plain = Samples(), sectioned = Samples(), snapshot = Samples()
         var recordsLoaded = 0, batchesLoaded = 0, sections = 0, snapshotLoads = 0
         for rep in 0...repetitions {
             let scanWatch = Stopwatch()
             let ids = try baselines.identifiers()
             let scanLap = scanWatch.lap()
             precondition(ids.count == rows, "the limit scan read \(ids.count) identifiers")
+            let keyWatch = Stopwatch()
+            let keyed = try baselines.identifiersAndKeys()
+            let keyLap = keyWatch.lap()
+            precondition(keyed.ids == ids, "the keyed scan read other identifiers")
 
             let a = controller(sectioned: false)
             let aWatch = Stopwatch()
@@ -211,6 +215,7 @@ final class Bench {
 
             guard rep > 0 else { continue }  // warm-up
             limit.add(scanLap)
+            withKey.add(keyLap)
             plain.add(aLap)
             sectioned.add(bLap)
             snapshot.add(sLap)
@@ -222,6 +227,12 @@ final class Bench {
             sections = snap.numberOfSections
         }
         addBaseline("limit", "SQLite steps the identifiers in sort order (C API, into an array)", limit)
+        addBaseline(
+            "limit.withKey",
+            String(
+                format:
+                    "SQLite steps the identifiers and each row's first sort key in sort order (C API, into two arrays): what keeping sort keys in memory would cost the scan, %.2f × `limit`",
+                withKey.median / limit.median), withKey)
         report.results.append(
             ResultRow(
                 id: "performFetch", what: "performFetch, no sections", samples: plain,

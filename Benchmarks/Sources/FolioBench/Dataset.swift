@@ -69,6 +69,9 @@ enum BaselineSQL {
     static let columns = "id, title, url, published, score, category, isRead"
     static let order = "ORDER BY published DESC, id DESC"
     static let identifiers = "SELECT id FROM article \(order)"
+    /// The identifiers with the first sort key beside each: what a scan that kept the keys
+    /// in memory would step.
+    static let identifiersAndKeys = "SELECT id, published FROM article \(order)"
     static let records = "SELECT \(columns) FROM article \(order)"
     static func batch(count: Int) -> String {
         "SELECT \(columns) FROM article WHERE id IN (\(Array(repeating: "?", count: count).joined(separator: ",")))"
