@@ -52,9 +52,7 @@ extension Bench {
 
     /// One-row changes of every kind, each delivered to one live controller.
     private func oneRowChanges(_ recorder: DeliveryRecorder<Article>) async throws {
-        let live = controller(sectioned: true)
-        live.delegate = recorder
-        try performFetch(live)
+        let live = try liveController(recorder)
         let naive = baselineSamples["naive.change"]
         let n = options.changes
         for kind in ChangeKind.allCases {
@@ -172,12 +170,17 @@ extension Bench {
                 + "the live controller's snapshot was equal to a fresh fetch's.")
     }
 
-    /// A live controller by day, fetched, whose first commit (a one-row moving update) has
-    /// been delivered.
-    private func warmedLiveController(_ recorder: DeliveryRecorder<Article>) async throws -> FetchedResultsController<Article> {
+    /// A live controller by day, its delegate `recorder`, fetched.
+    private func liveController(_ recorder: DeliveryRecorder<Article>) throws -> FetchedResultsController<Article> {
         let live = controller(sectioned: true)
         live.delegate = recorder
         try performFetch(live)
+        return live
+    }
+
+    /// ``liveController(_:)`` whose first commit (a one-row moving update) has been delivered.
+    private func warmedLiveController(_ recorder: DeliveryRecorder<Article>) async throws -> FetchedResultsController<Article> {
+        let live = try liveController(recorder)
         var record = try randomRecord()
         record.published = dataset.randomDate(using: &random)
         try write { tx in try tx.update(record) }

@@ -566,7 +566,9 @@ final class Workload {
         let oracle = try readSync(store) { db in try Oracle.results(s.spec, db) }
         stats.add("oracle checks")
         let entries = s.recorder.take()
-        let oldIDs = s.model.identifiers.map(\.rawValue)
+        // The model before this operation's change sets (a copy on write: read only when a
+        // reload must be judged).
+        let oldModel = s.model
         // A commit that changed no stored value of the list's table (rows set to their own
         // values, another table written here or by another connection) delivers nothing.
         if slotsSteady && !s.broken {
@@ -663,11 +665,14 @@ final class Workload {
         } else {
             completedRequest = false
         }
-        if reloads > 0 && !completedRequest && !reloadAllowed(op, touched: touched.count, slot: s, old: oldIDs, new: oracle.ids) {
-            throw fail(
-                "unexpected reload",
-                "a reload answered \(op.description.prefix(300)) (\(oldIDs.count) rows before, \(oracle.ids.count) after, \(touched.count) touched)",
-                index)
+        if reloads > 0 && !completedRequest {
+            let oldIDs = oldModel.identifiers.map(\.rawValue)
+            if !reloadAllowed(op, touched: touched.count, slot: s, old: oldIDs, new: oracle.ids) {
+                throw fail(
+                    "unexpected reload",
+                    "a reload answered \(op.description.prefix(300)) (\(oldIDs.count) rows before, \(oracle.ids.count) after, \(touched.count) touched)",
+                    index)
+            }
         }
         // The move rules, where one change set answers one commit, or one request change.
         if let old = s.oracle, entries.count == 1, !entries[0].change.isReload {

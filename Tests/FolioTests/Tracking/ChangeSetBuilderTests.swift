@@ -183,7 +183,8 @@ struct ChangeSetBuilderTests {
         let newIndex = Dictionary(uniqueKeysWithValues: new.ids.enumerated().map { ($1, $0) })
         let oldIDs = Array(old.ids), newIDs = Array(new.ids)
         let untouchedOld = oldIDs.filter { !changed.contains($0) && newIndex[$0] != nil }
-        let untouchedNew = newIDs.filter { !changed.contains($0) && untouchedOld.contains($0) }
+        let survivingUntouched = Set(untouchedOld)
+        let untouchedNew = newIDs.filter { survivingUntouched.contains($0) }
         guard untouchedOld == untouchedNew else { return nil }
         var deleted: [Int] = [], touched: [ChangeSetBuilder.TouchedRow] = []
         var oldAnchors = 0
