@@ -199,20 +199,20 @@ struct MillionFixture {
         after action: () throws -> Void
     ) async throws -> Shown {
         try action()
-        var last = "", problem = ""
-        while Date().timeIntervalSince(start) < 60 {
-            last = try app.screen()
-            if let found = mismatch(last, expected, prompt: prompt) {
-                problem = found
-            } else {
+        while true {
+            // Read after every wake-up before the limit counts (this task may be starved).
+            let last = try app.screen()
+            guard let problem = mismatch(last, expected, prompt: prompt) else {
                 let seconds = Date().timeIntervalSince(start)
                 let headers = headerProblem(last, expected)
                 #expect(headers == nil, "\(what): \(headers ?? "")\n\(last)")
                 return Shown(screen: last, seconds: seconds, sawCounting: last.contains("counting…"))
             }
+            if Date().timeIntervalSince(start) >= 60 {
+                throw App.Failure(description: "\(what): no correct first screen in 60 s: \(problem); the screen was:\n\(last)")
+            }
             try await Task.sleep(for: .milliseconds(10))
         }
-        throw App.Failure(description: "\(what): no correct first screen in 60 s: \(problem); the screen was:\n\(last)")
     }
 
     /// What is wrong with `screen` as the first screen of `expected`, or `nil`: the status

@@ -364,14 +364,18 @@ extension TmuxScreen {
     func waitFor(
         _ what: String, timeout: TimeInterval = 120, _ condition: (String) -> Bool
     ) async throws -> String {
+        // The screen is read again after every wake-up before the limit counts: on a loaded
+        // 2-core machine this task can be kept from running for minutes while the program
+        // draws (CI once saw a blank first screen, read before a 120-second starvation).
         let deadline = Date().addingTimeInterval(timeout)
-        var last = ""
-        while Date() < deadline {
-            last = try screen()
+        while true {
+            let last = try screen()
             if condition(last) { return last }
+            if Date() >= deadline {
+                throw App.Failure(description: "timed out waiting for \(what); the screen was:\n\(last)")
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
-        throw App.Failure(description: "timed out waiting for \(what); the screen was:\n\(last)")
     }
 
     /// Waits until the screen contains `text`.
