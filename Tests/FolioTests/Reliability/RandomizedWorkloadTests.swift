@@ -8,7 +8,7 @@ import Testing
 /// through the controller are the stored ones. See ``WorkloadProfile`` for what each seed
 /// stresses and ``WorkloadGenerator`` for the operations.
 ///
-/// Default: 34 seeds (about 20,000 transactions), each in a child process, two at a time.
+/// Default: 34 seeds (about 18,000 transactions), each in a child process, two at a time.
 /// `FOLIO_SEED=n` runs one seed; `FOLIO_FIRST_SEED=n FOLIO_SEEDS=k` a range;
 /// `FOLIO_TRANSACTIONS=n` sets the steps per seed; `FOLIO_SOAK=1` runs 300 seeds, each five
 /// times longer. A failure is shrunk by delta debugging (`FOLIO_SHRINK=0` skips it,

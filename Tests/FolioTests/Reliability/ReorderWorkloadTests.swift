@@ -33,13 +33,15 @@ struct Errand: PersistentRecord, Equatable {
 /// and not at all for the move's own commit.
 ///
 /// Default: 20 seeds × 40 steps. `FOLIO_SEED=n` replays one seed; `FOLIO_SEEDS=k` runs k
-/// seeds; `FOLIO_TRANSACTIONS=n` sets the steps; `FOLIO_SOAK=1` runs 200 seeds × 200 steps.
+/// seeds from `FOLIO_FIRST_SEED` (0 by default); `FOLIO_TRANSACTIONS=n` sets the steps;
+/// `FOLIO_SOAK=1` runs 200 seeds × 200 steps.
 @Suite("Reordering by hand under randomized workloads")
 @MainActor
 struct ReorderWorkloadTests {
     nonisolated static var seeds: [UInt64] {
         if let seed = environmentInt("FOLIO_SEED") { return [UInt64(seed)] }
-        return (0..<UInt64(environmentInt("FOLIO_SEEDS") ?? (isSoak ? 200 : 20))).map { $0 }
+        let first = UInt64(environmentInt("FOLIO_FIRST_SEED") ?? 0)
+        return (first..<(first + UInt64(environmentInt("FOLIO_SEEDS") ?? (isSoak ? 200 : 20)))).map { $0 }
     }
 
     nonisolated static var steps: Int { environmentInt("FOLIO_TRANSACTIONS") ?? (isSoak ? 200 : 40) }

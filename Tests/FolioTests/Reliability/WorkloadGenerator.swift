@@ -34,11 +34,11 @@ enum WorkloadProfile: String, Codable, CaseIterable {
     /// Transactions per seed in the default run.
     var defaultSteps: Int {
         switch self {
-        case .extremes: 950
-        case .races: 800
+        case .extremes: 800
+        case .races: 680
         case .chunks: 100
         case .bulk: 50
-        case .huge: 14
+        case .huge: 9
         }
     }
 }
