@@ -61,9 +61,10 @@ extension ResultsTracker {
         private var userMove: (move: UserMove, echoes: Set<Int64>)?
         /// The rows a user's move wrote when the controller will rebase on the commit instead.
         private var rebasedEchoes: Set<Int64>?
-        /// The rows each recent delivery reported updated or moved (`nil`: unknown, as for a
-        /// reload), oldest first: a controller that rebases a user's move past deliveries it
-        /// has not applied yet reports these rows as changed (``current(since:)``).
+        /// The rows each recent delivery's commits changed, the user's own moves excepted
+        /// (`nil`: unknown, as for a reload), oldest first: a controller that rebases a
+        /// user's move past deliveries it has not applied yet reports these rows as changed
+        /// (``current(since:)``).
         private var told: [(serial: UInt64, rows: Set<Int64>?)] = []
         /// How many deliveries ``told`` keeps.
         private static let toldDeliveries = 64
@@ -206,13 +207,13 @@ extension ResultsTracker {
                 let told = change.isReload ? nil : untold
                 untold = []
                 serial += 1
-                // What the change set tells a table of the rows that stayed: updated or moved
-                // (a rebased user move's own rows excepted). Inserted and deleted rows a diff finds.
-                note(
-                    change.isReload
-                        ? nil
-                        : Set((change.updatedIdentifiers + change.movedIdentifiers).map(\.rawValue)).subtracting(
-                            work.rebasedEchoes))
+                // The rows this commit changed, for a rebase past this delivery: every row the
+                // commit touched, not only those the change set calls updated or moved. A row
+                // whose section went or came is an insert (or a delete) here, yet a survivor
+                // for a controller whose base still holds it there (another list, a rebased
+                // move). The rows of the user's own move are not changes (`echoes`,
+                // `rebasedEchoes`).
+                note(change.isReload ? nil : work.changed.subtracting(work.echoes).subtracting(work.rebasedEchoes))
                 return Delivery(event: .change(change, state: new, changed: told, token: newToken), serial: serial)
             case .failed(let error):
                 // Nothing of `work` was applied: read everything again at the next commit.

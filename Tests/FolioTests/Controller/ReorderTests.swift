@@ -198,6 +198,38 @@ struct ReorderTests {
         #expect(changes.allSatisfy { $0.insertedItems.isEmpty && $0.deletedItems.isEmpty })
     }
 
+    /// Another connection's commit, noticed by the move's own write, takes a row to another
+    /// section and renames it, emptying its section: its own change set has it as an insert
+    /// (its section went), yet for the rebase, whose base still shows the row there, it is a
+    /// row that moved and changed, and is reported so (the reorder workload's seed 1297: the
+    /// cell kept its old title).
+    @Test(arguments: [false, true])
+    func aRebaseReportsARowWhoseSectionWentElsewhereAsChanged(synchronized: Bool) async throws {
+        let store = try Self.store(lists: ["a", "b", "c"], per: 3)
+        try execute(store, "DELETE FROM chore WHERE title IN ('a1', 'a2')")
+        let table = try await ChoreTable(store, sectioned: true)
+        #expect(table.shown.map(\.count) == [1, 3, 3])
+        let renamed = try #require(
+            try readNow(store) { db in try Int64.fetchOne(db, sql: "SELECT id FROM chore WHERE title = 'a0'") })
+        let other = try DatabaseQueueFactory.open(store.path!)
+        try writeSync(other) { db in
+            try db.execute(sql: "UPDATE chore SET list = 'c', position = 1500, title = 'elsewhere' WHERE title = 'a0'")
+        }
+        if synchronized { try store.synchronize() }
+        // b0 dropped into "a", after the row that is no longer there.
+        try table.drag(from: IndexPath(item: 0, section: 1), to: IndexPath(item: 1, section: 0))
+        let changes = try await table.settle()
+        #expect(changes.allSatisfy { !$0.isReload }, "\(changes)")
+        let told = Set(
+            changes.flatMap { change in
+                change.updatedIdentifiers + zip(change.movedItems, change.movedIdentifiers).filter(\.0.isUpdated).map(\.1)
+                    + change.insertedIdentifiers
+            })
+        #expect(told.contains(RecordID(renamed)), "the renamed row is redrawn: \(changes)")
+        let moved = try readNow(store) { db in try Int64.fetchOne(db, sql: "SELECT id FROM chore WHERE title = 'b0'") }
+        #expect(!changes.flatMap(\.updatedIdentifiers).map(\.rawValue).contains(moved), "the move is not echoed: \(changes)")
+    }
+
     /// Another connection's commit whose rows the change log no longer holds (trimmed past
     /// the store's progress), noticed by the move's own write: which rows it changed is
     /// unknown, so the rebase is a reload (as the commit alone would have been).
