@@ -79,8 +79,13 @@ extension FetchedResultsController {
             guard generation == self.generation else { return }
         }
         let held = changed.flatMap { changed in results?.loader.heldRecords(excluding: changed) } ?? [:]
+        // A change set that inserts and deletes no section keeps the sections: only counts move.
+        let recountable =
+            change.isReload || !change.insertedSections.isEmpty || !change.deletedSections.isEmpty || newRequest != nil
+            ? nil : sectionInfos
         if let newRequest { fetchRequest = newRequest }
         setPresented(newState)
+        if let recountable { sectionInfos = sections(recounting: recountable, for: newState) }
         inheritedRecords = held
         changeSubscribers.yield(change)
         if !updateSubscribers.isEmpty { updateSubscribers.yield(ControllerUpdate(changes: change, snapshot: snapshot)) }
