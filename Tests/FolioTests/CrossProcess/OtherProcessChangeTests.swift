@@ -13,10 +13,15 @@ final class XprocTable: FetchedResultsControllerDelegate {
     var failures: [String] = []
     var errors: [FolioError] = []
 
-    init(_ store: Store, sectioned: Bool = true) async throws {
+    /// By category, then score, 20 per batch; sectioned by category unless `sectioned` is false.
+    convenience init(_ store: Store, sectioned: Bool = true) async throws {
         var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.category), SortDescriptor(\.score)])
         request.batchSize = 20
-        controller = FetchedResultsController(request, store: store, sectionBy: sectioned ? .attribute(\.category) : nil)
+        try await self.init(store, request, sectionBy: sectioned ? .attribute(\.category) : nil)
+    }
+
+    init(_ store: Store, _ request: RecordRequest<Article>, sectionBy key: SectionKey<Article>?) async throws {
+        controller = FetchedResultsController(request, store: store, sectionBy: key)
         try await controller.performFetch()
         model = TableViewModel(controller.snapshot)
         controller.delegate = self
