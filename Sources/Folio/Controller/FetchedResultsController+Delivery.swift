@@ -82,10 +82,10 @@ extension FetchedResultsController {
         // A change set that inserts and deletes no section keeps the sections: only counts move.
         let recountable =
             change.isReload || !change.insertedSections.isEmpty || !change.deletedSections.isEmpty || newRequest != nil
-            ? nil : sectionInfos
+            ? nil : sectionInfos.flatMap { infos in presented.map { (infos, $0) } }
         if let newRequest { fetchRequest = newRequest }
         setPresented(newState)
-        if let recountable { sectionInfos = sections(recounting: recountable, for: newState) }
+        if let (infos, old) = recountable { sectionInfos = sections(recounting: infos, from: old, for: newState) }
         inheritedRecords = held
         changeSubscribers.yield(change)
         if !updateSubscribers.isEmpty { updateSubscribers.yield(ControllerUpdate(changes: change, snapshot: snapshot)) }

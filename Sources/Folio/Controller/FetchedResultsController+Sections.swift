@@ -67,15 +67,27 @@ extension FetchedResultsController {
         return infos
     }
 
-    /// The sections of `state`, reached from the state whose sections are `previous` by a
+    /// The sections of `state`, reached from `old` (whose sections are `previous`) by a
     /// change set that inserted and deleted no section: the same sections, in the same order,
-    /// with `state`'s counts (what most commits change). `nil` when the number of sections
-    /// differs. O(sections): two integers written a section, in place unless a snapshot
-    /// handed out still holds `previous` (then it is copied first); no section value is
-    /// compared or hashed, and no name is made.
-    func sections(recounting previous: consuming [SectionInfo], for state: ResultsState) -> [SectionInfo]? {
-        let runs = state.runs
-        guard previous.count == runs.count else { return nil }
+    /// with `state`'s counts (what most commits change). `nil` when a section's value is not
+    /// the very same as before — a section of values SQLite finds equal takes its value, and
+    /// so its name, from its first row, which a commit may change (`1` then `1.0`) — or the
+    /// number of sections differs: then the sections are computed whole.
+    ///
+    /// O(sections): one comparison of two values and two integers written a section, in place
+    /// unless a snapshot handed out still holds `previous` (then it is copied first); no value
+    /// is hashed and no name is made.
+    func sections(recounting previous: consuming [SectionInfo], from old: ResultsState, for state: ResultsState)
+        -> [SectionInfo]?
+    {
+        let runs = state.runs, oldRuns = old.runs
+        guard previous.count == runs.count, oldRuns.count == runs.count else { return nil }
+        let sameValues = runs.withUnsafeBufferPointer { runs in
+            oldRuns.withUnsafeBufferPointer { oldRuns in
+                runs.indices.allSatisfy { SQLiteValue.Exact(runs[$0].value) == SQLiteValue.Exact(oldRuns[$0].value) }
+            }
+        }
+        guard sameValues else { return nil }
         // So that `previous` may be the only reference left (set again below).
         labelledSections = ([], [])
         var infos = previous

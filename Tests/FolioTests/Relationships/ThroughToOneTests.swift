@@ -780,6 +780,26 @@ struct RelMixedClassSectionTests {
         try await live.step { tx in try tx.database.execute(sql: "UPDATE rel_label SET rank = 5 WHERE id = 1") }
     }
 
+    /// The first row of a section leaves for another section that is kept too: the change
+    /// set inserts and deletes no section, yet the section's value (and name) is now the
+    /// next row's, an equal value of the other storage class. The controller, which keeps
+    /// its sections across such change sets, must name the section as a fresh fetch does.
+    @Test func aSectionKeptWhoseFirstRowLeftIsNamedByTheNext() async throws {
+        let store = try Self.store()
+        try writeSync(store) { tx in try tx.database.execute(sql: "INSERT INTO rel_label (id, rank, weight) VALUES (3, 7, 0)") }
+        let live = try await RelLive(
+            store, RecordRequest<RelLabel>(sortBy: [SortDescriptor(\.rank)]), sectionBy: .attribute(\RelLabel.rank))
+        let before = live.controller.sections.map(\.name)
+        let changes = try await live.step { tx in
+            try tx.database.execute(sql: "UPDATE rel_label SET rank = 7 WHERE id = 1")
+        }
+        #expect(changes.allSatisfy { $0.insertedSections.isEmpty && $0.deletedSections.isEmpty }, "\(changes)")
+        let fresh = FetchedResultsController(live.controller.fetchRequest, store: store, sectionBy: live.controller.sectionKey)
+        try RelLive<RelLabel>.fetchNow(fresh)
+        #expect(live.controller.sections == fresh.sections)
+        #expect(live.controller.sections.map(\.name) != before, "the section takes the real's name: \(before)")
+    }
+
     /// As ``ownColumn()``, through a to-one.
     @Test func throughAToOne() async throws {
         let store = try Self.store()
