@@ -22,12 +22,7 @@ import Testing
 @Suite("Other processes' randomized workloads")
 @MainActor
 struct OtherProcessWorkloadTests {
-    nonisolated static var seeds: [UInt64] {
-        if let seed = environmentInt("FOLIO_SEED") { return [UInt64(seed)] }
-        let count = environmentInt("FOLIO_SEEDS") ?? 8
-        let first = UInt64(environmentInt("FOLIO_FIRST_SEED") ?? 0)
-        return (first..<(first + UInt64(count))).map { $0 }
-    }
+    nonisolated static var seeds: [UInt64] { workloadSeeds(defaultCount: 8) }
 
     nonisolated static var steps: Int { environmentInt("FOLIO_TRANSACTIONS") ?? 25 }
 

@@ -19,10 +19,7 @@ import Testing
 struct RandomizedWorkloadTests {
     nonisolated static var seeds: [UInt64] {
         if WorkloadChild.requestPath != nil || replayPath != nil { return [] }
-        if let seed = environmentInt("FOLIO_SEED") { return [UInt64(seed)] }
-        let count = environmentInt("FOLIO_SEEDS") ?? (isSoak ? 300 : 34)
-        let first = UInt64(environmentInt("FOLIO_FIRST_SEED") ?? 0)
-        return (first..<(first + UInt64(count))).map { $0 }
+        return workloadSeeds(defaultCount: isSoak ? 300 : 34)
     }
 
     nonisolated static func steps(_ profile: WorkloadProfile) -> Int {

@@ -16,12 +16,7 @@ import Testing
 @Suite("Relationship workloads")
 @MainActor
 struct RelationshipWorkloadTests {
-    nonisolated static var seeds: [UInt64] {
-        if let seed = environmentInt("FOLIO_SEED") { return [UInt64(seed)] }
-        let count = environmentInt("FOLIO_SEEDS") ?? 20
-        let first = UInt64(environmentInt("FOLIO_FIRST_SEED") ?? 0)
-        return (first..<(first + UInt64(count))).map { $0 }
-    }
+    nonisolated static var seeds: [UInt64] { workloadSeeds(defaultCount: 20) }
 
     nonisolated static var transactions: Int { environmentInt("FOLIO_TRANSACTIONS") ?? 30 }
 

@@ -38,11 +38,7 @@ struct Errand: PersistentRecord, Equatable {
 @Suite("Reordering by hand under randomized workloads")
 @MainActor
 struct ReorderWorkloadTests {
-    nonisolated static var seeds: [UInt64] {
-        if let seed = environmentInt("FOLIO_SEED") { return [UInt64(seed)] }
-        let first = UInt64(environmentInt("FOLIO_FIRST_SEED") ?? 0)
-        return (first..<(first + UInt64(environmentInt("FOLIO_SEEDS") ?? (isSoak ? 200 : 20)))).map { $0 }
-    }
+    nonisolated static var seeds: [UInt64] { workloadSeeds(defaultCount: isSoak ? 200 : 20) }
 
     nonisolated static var steps: Int { environmentInt("FOLIO_TRANSACTIONS") ?? (isSoak ? 200 : 40) }
 

@@ -26,6 +26,15 @@ func environmentInt(_ name: String) -> Int? {
     ProcessInfo.processInfo.environment[name].flatMap { Int($0) }
 }
 
+/// The seeds a randomized suite runs: `FOLIO_SEED=n` that one (a replay), else
+/// `FOLIO_SEEDS` seeds (`defaultCount` when unset) from `FOLIO_FIRST_SEED` (0 when unset).
+func workloadSeeds(defaultCount: Int) -> [UInt64] {
+    if let seed = environmentInt("FOLIO_SEED") { return [UInt64(seed)] }
+    let count = environmentInt("FOLIO_SEEDS") ?? defaultCount
+    let first = UInt64(environmentInt("FOLIO_FIRST_SEED") ?? 0)
+    return (first..<(first + UInt64(count))).map { $0 }
+}
+
 var isSoak: Bool { ProcessInfo.processInfo.environment["FOLIO_SOAK"] == "1" }
 
 /// Records the rowids of `table` each committed transaction touched, as SQLite reports
