@@ -4,7 +4,12 @@
 A room is a folder under Sources/Folio. Each room's allowed dependencies are listed in
 ARCHITECTURE.md, in the table under "## Rooms", as `Room | may use` rows; this script reads
 that table, so the document and the check cannot drift apart. A room may also name single
-types of another room it may use (its seam), written `Room.Type`.
+types of another room it may use (its seam), written `Room.Type`. The table must layer: a
+cycle among its rows (a seam `Room.Type` counts as an edge to `Room`) fails the check, naming
+the cycle.
+
+`python3 .ci/check-rooms.py` is the CI check; `--edges` also prints which types each room
+uses of each other; `--self-test` checks the cycle finder on small tables and exits.
 
 Declarations are found by a scan of the sources (top-level type, protocol and typealias
 declarations; a nested type is reached through its outer one), uses by identifier tokens outside comments and string literals.
@@ -70,7 +75,67 @@ def rooms_from_doc():
     return allowed
 
 
+def room_edges(allowed):
+    """The table as a graph: room -> the rooms its row names (a seam `Room.Type` names `Room`)."""
+    graph = {}
+    for room, deps in allowed.items():
+        graph[room] = sorted({d.split(".", 1)[0] for d in deps} - {room})
+    return graph
+
+
+def find_cycle(allowed):
+    """A cycle of the table, as a list of rooms whose last is its first, or None when it layers."""
+    graph = room_edges(allowed)
+    state = {}  # room -> "open" while on the path, "done" once all its uses are explored
+    path = []
+
+    def visit(room):
+        state[room] = "open"
+        path.append(room)
+        for dep in graph.get(room, []):
+            if state.get(dep) == "open":
+                return path[path.index(dep):] + [dep]
+            if dep not in state:
+                found = visit(dep)
+                if found:
+                    return found
+        path.pop()
+        state[room] = "done"
+        return None
+
+    for room in sorted(graph):
+        if room not in state:
+            found = visit(room)
+            if found:
+                return found
+    return None
+
+
+def self_test() -> int:
+    cases = [
+        ({"A": set(), "B": {"A"}, "C": {"A", "B"}}, None),
+        ({"A": {"B"}, "B": {"A"}}, ["A", "B", "A"]),
+        ({"A": {"C.T"}, "B": {"A"}, "C": {"B"}}, ["A", "C", "B", "A"]),  # through a seam
+        ({"A": {"A"}, "B": {"A"}}, None),  # a room may name itself
+        ({"A": set(), "B": {"A", "D"}, "C": {"B"}, "D": {"C"}}, ["B", "D", "C", "B"]),
+    ]
+    failures = 0
+    for table, expected in cases:
+        found = find_cycle(table)
+        if found != expected:
+            failures += 1
+            print(f"self-test: {table}: found {found}, expected {expected}", file=sys.stderr)
+    real = find_cycle(rooms_from_doc())
+    if real:
+        failures += 1
+        print(f"self-test: ARCHITECTURE.md's table has the cycle {' -> '.join(real)}", file=sys.stderr)
+    print("self-test: " + ("passed" if failures == 0 else f"{failures} failed"))
+    return 1 if failures else 0
+
+
 def main() -> int:
+    if "--self-test" in sys.argv:
+        return self_test()
     allowed = rooms_from_doc()
     files = sorted(p for p in SOURCES.rglob("*.swift"))
     room_of = {}
@@ -89,6 +154,11 @@ def main() -> int:
             else:
                 declared.setdefault(name, room)
     problems = []
+    cycle = find_cycle(allowed)
+    if cycle:
+        problems.append(
+            f"ARCHITECTURE.md's Rooms table has a cycle: {' -> '.join(cycle)} "
+            "(a seam Room.Type counts as a use of Room); the rooms must layer")
     missing = sorted({r for r in room_of.values()} - set(allowed))
     for r in missing:
         problems.append(f"room {r}/ is not in ARCHITECTURE.md's Rooms table")

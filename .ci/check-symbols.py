@@ -16,7 +16,8 @@ COMPLEXITY_TYPES = {"Store", "FetchedResultsController", "FetchedRecords", "Reco
                     "FetchedResultsModel", "FetchedSection", "FetchedItems", "FetchedItem"}
 MEMBER_KINDS = {"swift.method", "swift.property", "swift.init", "swift.subscript",
                 "swift.type.method", "swift.type.property", "swift.func.op"}
-TYPE_KINDS = {"swift.struct", "swift.class", "swift.enum", "swift.protocol", "swift.typealias", "swift.actor"}
+TYPE_KINDS = {"swift.struct", "swift.class", "swift.enum", "swift.protocol", "swift.typealias", "swift.actor",
+              "swift.macro"}  # macros share the namespace of attributes
 
 graph_dir, reserved_file = sys.argv[1], sys.argv[2]
 symbols = {}
@@ -73,7 +74,8 @@ with open(reserved_file) as f:
         elif line and not line.startswith("#"):
             reserved.setdefault(line, current)
 
-top_level = sorted({s["pathComponents"][0] for s in symbols.values()
+# A macro's path component is its signature (`Stored(_:column:)`): its name is what `@` spells.
+top_level = sorted({s["pathComponents"][0].split("(")[0] for s in symbols.values()
                     if s.get("accessLevel") in ("public", "open") and len(s["pathComponents"]) == 1
                     and s["kind"]["identifier"] in TYPE_KINDS})
 for name in top_level:

@@ -13,6 +13,9 @@ enum FeedLoaderError: Error, Equatable, CustomStringConvertible {
     case notAFeed(source: String, found: String)
     /// The feed declares an encoding FeedLoader cannot decode (named as the feed writes it).
     case unsupportedEncoding(source: String, encoding: String)
+    /// The feed declares an encoding the WHATWG Encoding Standard reads as one replacement
+    /// character, U+FFFD (ISO-2022-KR, ISO-2022-CN, HZ-GB-2312): nothing of it can be read.
+    case replacementEncoding(source: String, encoding: String)
     /// The feed's bytes are not valid in the encoding it is in (declared, or told by its
     /// byte order mark or first bytes).
     case undecodable(source: String, encoding: String)
@@ -51,9 +54,14 @@ enum FeedLoaderError: Error, Equatable, CustomStringConvertible {
             "\(source) is not a feed: expected a list of items (or an object with an \"items\" list), a JSON Feed, "
                 + "an RSS or an Atom feed, found \(found). Nothing was imported."
         case .unsupportedEncoding(let source, let encoding):
-            "\(source) is in the encoding \"\(encoding)\", which FeedLoader cannot read on this system "
-                + "(it reads UTF-8, UTF-16, UTF-32, the ISO-8859 and windows code pages, KOI8, Mac Roman, "
-                + "Shift_JIS, EUC-JP, ISO-2022-JP, GB18030, Big5 and EUC-KR). Nothing was imported."
+            "\(source) is in the encoding \"\(encoding)\", which FeedLoader does not know or cannot read on "
+                + "this system (it reads every encoding of the WHATWG Encoding Standard by any of its labels — UTF-8, "
+                + "UTF-16, the ISO-8859 and windows code pages, KOI8, Mac, Shift_JIS, EUC-JP, ISO-2022-JP, GBK, "
+                + "gb18030, Big5, EUC-KR — and UTF-32, IBM437, KOI8-T, TCVN 5712 and VISCII). Nothing was imported."
+        case .replacementEncoding(let source, let encoding):
+            "\(source) is in the encoding \"\(encoding)\", which the Encoding Standard reads as a single "
+                + "replacement character (U+FFFD), as browsers do: none of its text can be read safely. "
+                + "Nothing was imported."
         case .undecodable(let source, let encoding):
             "\(source) is not valid \(encoding): some of its bytes are not characters of that encoding. "
                 + "Nothing was imported."

@@ -15,7 +15,7 @@ import Testing
 @Suite("The list while it is being counted")
 struct BrowserCountingTests {
     @Test func theLastSectionReadAndTheDetailSayTheirCountsAreLowerBounds() async throws {
-        let database = try App.hundredThousand.get()
+        let database = try await App.hundredThousandItems()
         let store = try Feed.openStore(at: database.path)
         let request = RecordRequest<Feed>.feedList(filter: "", newestFirst: true, batchSize: 24)
         let source = FeedListSource(request, store: store, tracking: true)
@@ -28,7 +28,9 @@ struct BrowserCountingTests {
         let known = try #require(browser.model.sections.last)
         let day = known.name
         let exact = try MillionFixture(path: database.path).count(filter: "v", unreadOnly: false, day: day)
-        try #require(exact > known.identifiers.count, "the day \(day) has more matches than the first screen read")
+        // Usually the first screen stopped inside the day; on a loaded machine it may have read
+        // it whole, and its header still says "+" until the list is complete.
+        try #require(exact >= known.identifiers.count, "the day \(day) has at least the matches the first screen read")
 
         // How many rows the first screen read depends on the machine's speed: scroll to the
         // last section read, so that its header is on screen whatever the count.

@@ -217,11 +217,11 @@ struct FeedFormatTests {
         #expect(long.summary.count == FeedItemBuilder.summaryLimit && long.summary.hasSuffix("…"))
     }
 
-    @Test func anRSSDocumentWithoutAChannelIsNotAFeed() {
-        #expect(throws: FeedLoaderError.notAFeed(source: "x", found: "an RSS document without a <channel>")) {
-            try FeedParser.parse(
-                FeedDocument(data: Data("<rss version=\"2.0\"/>".utf8), contentType: "application/rss+xml"), source: "x")
-        }
+    @Test func anRSSDocumentWithoutAChannelIsAFeedOfNoItems() throws {
+        // A feed with nothing in it yet (issue 40): 0 items, not "not a feed".
+        let parsed = try FeedParser.parse(
+            FeedDocument(data: Data("<rss version=\"2.0\"/>".utf8), contentType: "application/rss+xml"), source: "x")
+        #expect(parsed == ParsedFeed(items: [], problems: [], total: 0))
     }
 
     @Test func aDocumentNestedDeeperThanAnyFeedIsRefused() {

@@ -44,7 +44,10 @@ struct FeedFuzzTests {
     static let xmlSeeds = [Fixtures.rss, Fixtures.atom, guidRSS, rdf, Fixtures.smallRSS(0..<3)]
     static let jsonSeeds = [Fixtures.jsonFeed, ownJSON]
 
-    static let encodingNames = Array(XMLEncoding.decoders.keys).sorted() + ["UTF-32", "UCS-4", "x-bogus", "EBCDIC-CP-US", ""]
+    static let encodingNames =
+        Array(EncodingLabels.standard.keys).sorted() + Array(EncodingLabels.aliases.keys).sorted() + [
+            "UTF-32", "UCS-4", "x-bogus", "EBCDIC-CP-US", "",
+        ]
 
     /// One random change to `bytes`.
     static func mutate(_ bytes: inout [UInt8], _ random: inout Random) -> Int {

@@ -333,8 +333,8 @@ struct ServerFeedFetcherTests {
         }
         // The fetcher's timeout ended the wait, not the server (which would answer after ten
         // minutes). The bound is loose on purpose: on a loaded 2-core machine this test has
-        // waited 35 s for a thread of Swift's cooperative pool before and after the fetch.
-        #expect(Date().timeIntervalSince(started) < 300)
+        // waited minutes for a thread of Swift's cooperative pool before and after the fetch.
+        #expect(Date().timeIntervalSince(started) < 590)
     }
 
     @Test func aWebPageIsTheWrongContentType() async throws {

@@ -11,8 +11,8 @@ struct TerminalAppTests {
     /// Titles are cut to the width of the list; compare their beginnings.
     static func start(of title: String) -> String { String(title.prefix(40)) }
 
-    @Test func scrollsToTheOldestOfAHundredThousandItemsWithGLoadingOnlyVisibleBatches() async throws {
-        let database = try App.hundredThousand.get()
+    @Test(TestTier.longOnly) func scrollsToTheOldestOfAHundredThousandItemsWithGLoadingOnlyVisibleBatches() async throws {
+        let database = try await App.hundredThousandItems()
         let (oldest, newest) = try {
             let store = try Feed.openStore(at: database.path)
             var request = RecordRequest<Feed>(sortBy: Feed.oldestFirst, limit: 1)
@@ -66,7 +66,7 @@ struct TerminalAppTests {
         }
     }
 
-    @Test func filterSearchesTheLiveControllersTitlesAndSources() async throws {
+    @Test(TestTier.longOnly) func filterSearchesTheLiveControllersTitlesAndSources() async throws {
         let directory = try App.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let app = try TmuxSession("'\(try App.binary.get().path)'", in: directory)
@@ -97,15 +97,15 @@ struct TerminalAppTests {
     /// `/` filters at each keystroke, without Enter, on a list of 100,000 items: each
     /// keystroke's request shows its first screen and stops the previous one's background
     /// read; the status line ends at the exact count. Backspace widens; Esc restores.
-    @Test func typingFiltersAtEachKeystroke() async throws {
-        try await Self.typeAndFilter(try App.hundredThousand.get(), items: 100_000)
+    @Test(TestTier.longOnly) func typingFiltersAtEachKeystroke() async throws {
+        try await Self.typeAndFilter(try await App.hundredThousandItems(), items: 100_000)
     }
 
     /// The same on 1,000,000 items, with `FOLIO_LARGE=1` (generating them takes minutes with
     /// a debug build; the file is kept for the next run of the same binary).
-    @Test(.enabled(if: App.isLarge, "FOLIO_LARGE=1 runs it: generating 1,000,000 items takes minutes"))
+    @Test(.enabled(if: App.isLarge, "the long tier (FOLIO_LONG=1) runs it: generating 1,000,000 items takes minutes"))
     func typingFiltersAtEachKeystrokeOnAMillionItems() async throws {
-        try await Self.typeAndFilter(try App.million.get(), items: 1_000_000)
+        try await Self.typeAndFilter(try await App.millionItems(), items: 1_000_000)
     }
 
     static func typeAndFilter(_ database: URL, items: Int) async throws {
@@ -148,7 +148,7 @@ struct TerminalAppTests {
         try app.press("q")
     }
 
-    @Test func aBackgroundImportMakesNewRowsAppearWhileTheListIsOpen() async throws {
+    @Test(TestTier.longOnly) func aBackgroundImportMakesNewRowsAppearWhileTheListIsOpen() async throws {
         let directory = try App.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let app = try TmuxSession("'\(try App.binary.get().path)'", in: directory)
@@ -171,7 +171,7 @@ struct TerminalAppTests {
         try app.press("q")
     }
 
-    @Test func rImportsTheURLFromALocalServerIntoTheOpenList() async throws {
+    @Test(TestTier.longOnly) func rImportsTheURLFromALocalServerIntoTheOpenList() async throws {
         let directory = try App.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         try await withFeedServer { server in
@@ -213,7 +213,7 @@ struct TerminalAppTests {
         }
     }
 
-    @Test func enterOpensTheDetailAndDDeletes() async throws {
+    @Test(TestTier.longOnly) func enterOpensTheDetailAndDDeletes() async throws {
         let directory = try App.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let app = try TmuxSession("'\(try App.binary.get().path)'", in: directory)
@@ -236,7 +236,7 @@ struct TerminalAppTests {
         try await app.waitFor("the list to close") { !$0.contains("rows 419") }
     }
 
-    @Test func sortJumpAndResize() async throws {
+    @Test(TestTier.longOnly) func sortJumpAndResize() async throws {
         let directory = try App.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let app = try TmuxSession("'\(try App.binary.get().path)'", in: directory)
@@ -268,8 +268,8 @@ struct TerminalAppTests {
         try app.press("q")
     }
 
-    @Test func ctrlCCancelsAnExportAndLeavesNoFile() async throws {
-        let database = try App.hundredThousand.get()
+    @Test(TestTier.longOnly) func ctrlCCancelsAnExportAndLeavesNoFile() async throws {
+        let database = try await App.hundredThousandItems()
         let directory = try App.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let app = try TmuxSession(

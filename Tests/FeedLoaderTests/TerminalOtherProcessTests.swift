@@ -9,7 +9,7 @@ extension TerminalAppTests {
     /// same database. With no key pressed in the list, the new items animate in as
     /// inserts (`+` markers, rows counted up, the list never reloaded), each import woken by
     /// the file system; the status line says how the list is woken.
-    @Test func anotherTerminalsImportAndGenerateAnimateIntoTheOpenList() async throws {
+    @Test(TestTier.longOnly) func anotherTerminalsImportAndGenerateAnimateIntoTheOpenList() async throws {
         let directory = try App.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let binary = try App.binary.get().path
@@ -97,7 +97,9 @@ extension TerminalAppTests {
     /// shell in the second pane empties the change log and changes a title in one
     /// transaction, so the list cannot tell which rows changed and reloads — which the status line counts and the
     /// message explains.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "the sqlite3 shell is needed"))
+    @Test(
+        TestTier.longOnly,
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "the sqlite3 shell is needed"))
     func aReloadForcedByAnEmptiedChangeLogIsShown() async throws {
         let directory = try App.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

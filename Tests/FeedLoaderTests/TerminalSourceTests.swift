@@ -8,7 +8,7 @@ extension TerminalAppTests {
     /// 420 minus the source's items), the file says it is muted; `t` sections the list by
     /// source; `n` renames the source of the selected item, whose section moves; `M`
     /// unmutes every source and the items come back.
-    @Test func mMutesTheSourceTSectionsBySourceNRenamesAndMUnmutes() async throws {
+    @Test(TestTier.longOnly) func mMutesTheSourceTSectionsBySourceNRenamesAndMUnmutes() async throws {
         let directory = try App.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let app = try TmuxSession("'\(try App.binary.get().path)'", in: directory, width: 120)

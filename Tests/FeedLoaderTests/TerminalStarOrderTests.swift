@@ -9,7 +9,7 @@ extension TerminalAppTests {
     /// (`moveObject(at:to:)`: the screen first, then the file), and the list stays right —
     /// equal to the file's order, the selection on its item — while `r` imports in the
     /// background.
-    @Test func vShowsTheStarredItemsInTheReadersOrderAndKJMoveThem() async throws {
+    @Test(TestTier.longOnly) func vShowsTheStarredItemsInTheReadersOrderAndKJMoveThem() async throws {
         let directory = try App.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let app = try TmuxSession("'\(try App.binary.get().path)'", in: directory, width: 120)

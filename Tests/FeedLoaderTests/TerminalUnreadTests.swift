@@ -10,7 +10,7 @@ import Testing
     "feedloader's unread view", .serialized,
     .enabled(if: App.isTmuxAvailable, "tmux is not installed: these tests drive feedloader in tmux (CI installs it)"))
 struct TerminalUnreadTests {
-    @Test func theUnreadViewShowsTheUnreadItemsAndAnItemReadLeavesIt() async throws {
+    @Test(TestTier.longOnly) func theUnreadViewShowsTheUnreadItemsAndAnItemReadLeavesIt() async throws {
         let directory = try App.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("feeds.sqlite").path

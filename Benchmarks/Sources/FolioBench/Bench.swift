@@ -128,6 +128,7 @@ final class Bench {
         if options.wants("firstScreen") { try await firstScreen() }
         if options.wants("compoundIndex") { try compoundIndex() }
         if options.wants("sectionKinds") { try sectionKinds() }
+        if options.wants("localDays") { try localDays() }
         if options.wants("randomAccess") { try randomAccess() }
         if options.wants("scroll") { try scrollAndFetchAll() }
         if options.wants("naiveChange") { try naiveChange() }

@@ -3,19 +3,12 @@ import Foundation
 import GRDB
 
 /// A row with a unique attribute: the entity whose writes pay for the conflict triggers.
-struct KeyedRow: PersistentRecord {
+@PersistentRecord("keyed")
+struct KeyedRow {
     var id: RecordID?
-    var key = ""
+    @Stored(.unique) var key = ""
     var title = ""
-    var published = Date(timeIntervalSince1970: 0)
-
-    static let entity = EntityDescription<KeyedRow>(
-        "keyed",
-        [
-            AttributeDescription(\.key, unique: true),
-            AttributeDescription(\.title),
-            AttributeDescription(\.published, indexed: true),
-        ])
+    @Stored(.indexed) var published = Date(timeIntervalSince1970: 0)
 
     init() {}
 }

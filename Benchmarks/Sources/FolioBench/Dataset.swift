@@ -4,25 +4,15 @@ import GRDB
 import GRDBSQLite
 
 /// The benchmark's record: a feed article, as in the reference app (seeds/003).
-struct Article: PersistentRecord {
+@PersistentRecord
+struct Article {
     var id: RecordID?
     var title = ""
     var url = ""
-    var published = Date(timeIntervalSince1970: 0)
+    @Stored(.indexed) var published = Date(timeIntervalSince1970: 0)
     var score = 0
     var category: String? = nil
     var isRead = false
-
-    static let entity = EntityDescription<Article>(
-        "article",
-        [
-            AttributeDescription(\.title),
-            AttributeDescription(\.url),
-            AttributeDescription(\.published, indexed: true),
-            AttributeDescription(\.score),
-            AttributeDescription(\.category),
-            AttributeDescription(\.isRead),
-        ])
 
     init() {}
 }

@@ -25,7 +25,8 @@ struct Options {
     static let measurements = [
         "fetches", "memory", "firstBatch", "firstScreen", "randomAccess", "scroll", "changes", "liveControllers",
         "externalCommit",
-        "naiveChange", "reopen", "backgroundFetch", "text", "relationships", "compoundIndex", "sectionKinds", "reorder",
+        "naiveChange", "reopen", "backgroundFetch", "text", "relationships", "compoundIndex", "sectionKinds", "localDays",
+        "reorder",
         "searchAsYouType",
     ]
 

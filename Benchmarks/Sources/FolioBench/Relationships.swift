@@ -3,32 +3,22 @@ import Folio
 import GRDB
 
 /// The parent of the relationship measurements: a feed's source, whose items point to it.
-struct FeedSource: PersistentRecord {
+@PersistentRecord("source")
+struct FeedSource {
     var id: RecordID?
-    var name = ""
-
-    static let entity = EntityDescription<FeedSource>(
-        "source",
-        [AttributeDescription(\.name, indexed: true)],
-        relationships: [.toMany(\FeedItem.source, deleteRule: .nullify)])
+    @Stored(.indexed) var name = ""
+    @ToMany(\FeedItem.source, deleteRule: .nullify) var items: RecordRequest<FeedItem>
 
     init() {}
 }
 
 /// The child: an item with a to-one to its source.
-struct FeedItem: PersistentRecord {
+@PersistentRecord("item")
+struct FeedItem {
     var id: RecordID?
     var title = ""
-    var published = Date(timeIntervalSince1970: 0)
+    @Stored(.indexed) var published = Date(timeIntervalSince1970: 0)
     var source = ToOne<FeedSource>()
-
-    static let entity = EntityDescription<FeedItem>(
-        "item",
-        [
-            AttributeDescription(\.title),
-            AttributeDescription(\.published, indexed: true),
-        ],
-        relationships: [.toOne(\.source)])
 
     init() {}
 }

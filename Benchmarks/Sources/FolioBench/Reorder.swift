@@ -3,17 +3,11 @@ import Folio
 import GRDB
 
 /// A row of a list ordered by hand: its `position` is Folio's order value.
-struct HandOrdered: PersistentRecord {
+@PersistentRecord
+struct HandOrdered {
     var id: RecordID?
     var title = ""
-    var position = 0
-
-    static let entity = EntityDescription<HandOrdered>(
-        "hand_ordered",
-        [
-            AttributeDescription(\.title),
-            AttributeDescription(\.position, indexed: true),
-        ])
+    @Stored(.indexed) var position = 0
 
     init() {}
 }

@@ -5,15 +5,12 @@ import GRDBSQLite
 
 /// A contact-like record for the first-letter and attribute sections: names that start
 /// with 30 letters (four of them not ASCII), and a team number (1,000 teams).
-struct Person: PersistentRecord {
+@PersistentRecord
+struct Person {
     var id: RecordID?
-    var name = ""
+    @Stored(.indexed) var name = ""
     var team = 0
-
-    static let entity = EntityDescription<Person>(
-        "person",
-        [AttributeDescription(\.name, indexed: true), AttributeDescription(\.team)],
-        indexes: [IndexDescription([.key(\.team), .key(\.name)])])
+    #CompoundIndex<Person>(.key(\.team), .key(\.name))
 
     init() {}
 }

@@ -5,19 +5,12 @@ import GRDB
 /// The record of the text measurements: an article whose title is searchable (so folded,
 /// with an index on its folded key) and also indexed as it is, for a fair comparison of a
 /// folded sort with a byte sort.
-struct TextArticle: PersistentRecord {
+@PersistentRecord
+struct TextArticle {
     var id: RecordID?
-    var title = ""
-    var published = Date(timeIntervalSince1970: 0)
+    @Stored(.indexed, .searchable) var title = ""
+    @Stored(.indexed) var published = Date(timeIntervalSince1970: 0)
     var score = 0
-
-    static let entity = EntityDescription<TextArticle>(
-        "text_article",
-        [
-            AttributeDescription(\.title, indexed: true, searchable: true),
-            AttributeDescription(\.published, indexed: true),
-            AttributeDescription(\.score),
-        ])
 
     init() {}
 }

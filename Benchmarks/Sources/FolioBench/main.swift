@@ -16,6 +16,11 @@ if let path = options.checkTargetsPath {
             : "\(differences.count) differences: update Targets.swift (or the design) so both say the same")
     exit(differences.isEmpty ? 0 : 1)
 }
+let entityDifferences = EntityIdentity.differences()
+guard entityDifferences.isEmpty else {
+    FileHandle.standardError.write(Data("folio-bench: the macro's entities differ: \(entityDifferences)\n".utf8))
+    exit(1)
+}
 let machine = Machine.describe()
 print("# folio-bench (\(options.quick ? "quick" : "full"), \(Report.count(options.rows)) rows)\n")
 print(machine.markdown)

@@ -84,4 +84,16 @@ extension Browser {
             post.yield(.importFinished)
         }
     }
+
+    /// Marks the item at `indexPath` read (leaving its detail): one `UPDATE`; in the unread
+    /// view the item then leaves the list as a change set.
+    func markRead(at indexPath: IndexPath?) {
+        guard let indexPath, var feed = record(at: indexPath), !feed.isRead else { return }
+        feed.isRead = true
+        do {
+            try store.write { [feed] tx in try tx.update(feed) }
+        } catch {
+            show("Cannot mark the item read: \(error)")
+        }
+    }
 }

@@ -16,56 +16,6 @@ import Darwin
 /// delivers them (see ``FeedListSource``), then drawn.
 @MainActor
 final class Browser {
-    enum Event: Sendable {
-        case keys([Key])
-        case resize
-        case tick
-        case message(String)
-        case importFinished
-        /// A source was muted, unmuted or renamed (the message says which).
-        case sourcesChanged(String)
-        /// The list changed (a change set was applied); draw it.
-        case redraw
-        /// SIGTERM or SIGHUP: restore the terminal and leave.
-        case terminate
-    }
-
-    enum Mode: Equatable {
-        case list
-        case detail
-        case prompt(Prompt)
-    }
-
-    struct Prompt: Equatable {
-        enum Kind: Equatable {
-            case filter, jump
-            /// A new name for the source with this identifier.
-            case rename(RecordID)
-        }
-        var kind: Kind
-        var text: String
-        /// Opened from the detail view, which it shows and goes back to.
-        var fromDetail = false
-        /// The filter when the prompt opened: Esc goes back to it (the list filters as the
-        /// user types).
-        var original = ""
-
-        /// The mode the prompt's Enter or Esc goes back to.
-        var returnMode: Mode { fromDetail ? .detail : .list }
-    }
-
-    enum Highlight { case inserted, updated }
-
-    /// What `r` imports.
-    enum RefreshSource: Sendable {
-        /// Five pages of simulated live news.
-        case liveNews
-        /// A feed file.
-        case file(String)
-        /// A feed over HTTP(S); `conditional`: send the validators of the last import.
-        case server(ServerFeedFetcher, conditional: Bool)
-    }
-
     let store: Store
     let source: FeedListSource
     let terminal: Terminal
@@ -414,39 +364,6 @@ final class Browser {
         replaceRequest()
     }
 
-    /// Marks the item at `indexPath` read (leaving its detail): one `UPDATE`; in the unread
-    /// view the item then leaves the list as a change set.
-    func markRead(at indexPath: IndexPath?) {
-        guard let indexPath, var feed = record(at: indexPath), !feed.isRead else { return }
-        feed.isRead = true
-        do {
-            try store.write { [feed] tx in try tx.update(feed) }
-        } catch {
-            show("Cannot mark the item read: \(error)")
-        }
-    }
-
-    /// The list's request for the filter, the order, the grouping and the screen.
-    func listRequest(grouping: FeedListSource.Grouping) -> RecordRequest<Feed> {
-        .feedList(
-            filter: filter, newestFirst: newestFirst, batchSize: Self.batchSize(for: size), grouping: grouping,
-            unreadOnly: unreadOnly)
-    }
-
-    /// Changes the live controller's request. The difference is delivered (and applied
-    /// to the rows) before `setRequest` returns; then the list starts from the top, unless
-    /// `keepingPosition`.
-    func replaceRequest(keepingPosition: Bool = false) {
-        isChangingRequest = true
-        defer { isChangingRequest = false }
-        do {
-            try source.setRequest(listRequest(grouping: source.grouping))
-            if !keepingPosition { moveToTop() }
-        } catch {
-            show("Cannot change the request: \(error)")
-        }
-    }
-
     /// Rebuilds the rows from the controller's sections (after a new controller): the
     /// selection stays on its item (or goes to the first), and no row is highlighted.
     func reloadRows() {
@@ -456,11 +373,6 @@ final class Browser {
         top = 0
         cursor = selected.flatMap { model.indexPath(of: $0) } ?? (model.isEmpty ? nil : IndexPath(item: 0, section: 0))
         keepCursorVisible()
-    }
-
-    /// The record drawn at `indexPath`, loaded through the controller's batches.
-    func record(at indexPath: IndexPath) -> Feed? {
-        source.record(model.identifier(at: indexPath), at: indexPath)
     }
 
     func setMode(_ mode: Mode) { self.mode = mode }

@@ -1,21 +1,27 @@
 import Foundation
 
-/// Days and times as the list shows them, in the fixed offset of the day sections, so a
-/// row's time always agrees with its section. No `Calendar`: fast and `Sendable`.
+/// Days and times as the list shows them, in the time zone of the day sections
+/// (``FeedListSource/timeZone``, the user's, daylight saving included), so a row's time
+/// agrees with its section. No `Calendar`: the zone's offset at the date, then arithmetic.
 enum DayFormat {
-    /// The fixed offset that sections by day use, so times agree with their section.
-    static let offsetSeconds = FeedListSource.timeZone.secondsFromGMT()
+    /// The zone the day sections are in, so times agree with their section.
+    static let timeZone = FeedListSource.timeZone
 
-    /// `17:02`, in the sections' time zone.
-    static func time(_ date: Date) -> String {
-        let seconds = Int((date.timeIntervalSince1970 + Double(offsetSeconds)).rounded(.down))
+    /// The local time of `date` in `zone`, in seconds since 1970 as if it were UTC.
+    static func localSeconds(_ date: Date, in zone: TimeZone) -> Double {
+        date.timeIntervalSince1970 + Double(zone.secondsFromGMT(for: date))
+    }
+
+    /// `17:02`, in the sections' time zone (or `zone`).
+    static func time(_ date: Date, in zone: TimeZone = timeZone) -> String {
+        let seconds = Int(localSeconds(date, in: zone).rounded(.down))
         let inDay = ((seconds % 86_400) + 86_400) % 86_400
         return String(format: "%02d:%02d", inDay / 3600, inDay % 3600 / 60)
     }
 
-    /// `2025-06-13`, in the sections' time zone.
-    static func dayName(_ date: Date) -> String {
-        let days = Int(((date.timeIntervalSince1970 + Double(offsetSeconds)) / 86_400).rounded(.down))
+    /// `2025-06-13`, in the sections' time zone (or `zone`).
+    static func dayName(_ date: Date, in zone: TimeZone = timeZone) -> String {
+        let days = Int((localSeconds(date, in: zone) / 86_400).rounded(.down))
         let (y, m, d) = FeedGenerator.civilFromDays(days)
         return String(format: "%04d-%02d-%02d", y, m, d)
     }

@@ -81,8 +81,10 @@ final class FeedListSource: FetchedResultsControllerDelegate {
         if tracking { controller.delegate = self }
     }
 
-    /// The fixed offset of the day sections, the one times are shown in.
-    nonisolated static let timeZone = TimeZone(secondsFromGMT: TimeZone.current.secondsFromGMT()) ?? .gmt
+    /// The time zone of the day sections, the one times are shown in: the user's
+    /// (`TimeZone.current`, which honours the `TZ` environment variable), with its
+    /// daylight-saving time, taken once when the list starts.
+    nonisolated static let timeZone = TimeZone.current
 
     var request: RecordRequest<Feed> { controller.fetchRequest }
     /// Whether every item of the list is known (a long list completes in the background).

@@ -11,9 +11,11 @@ struct ImportCommand: AsyncParsableCommand {
             "Import a feed from a file or an http(s) address: new urls are added, changed items updated, in one transaction.",
         discussion: """
             Reads JSON Feed 1.1, RSS 2.0, Atom, and FeedLoader's own JSON list, told apart by \
-            content type and content. An address is fetched with a conditional GET: the ETag and \
-            Last-Modified of the last import of that address are sent back, and an unchanged \
-            feed ("304 Not Modified") writes nothing. Malformed items are skipped and listed (by \
+            content type and content; RSS and Atom in any encoding of the WHATWG Encoding Standard, \
+            by any of its labels (a byte order mark, else the server's charset, else the XML \
+            declaration decides). A feed without items imports as 0 items. An address is \
+            fetched with a conditional GET: the ETag and Last-Modified of the last import of that \
+            address are sent back, and an unchanged feed ("304 Not Modified") writes nothing. Malformed items are skipped and listed (by \
             position, title and url); the valid ones are still imported. A feed that cannot be \
             fetched or read imports nothing.
             """)

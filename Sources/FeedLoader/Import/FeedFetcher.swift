@@ -47,6 +47,10 @@ struct FeedDocument: Sendable, Equatable {
     /// The media type, lowercased and without parameters (`application/rss+xml`), or
     /// `nil` when nothing says (a file of unknown extension, a server that sends none).
     var contentType: String?
+    /// The `charset` parameter of the content type, as the server wrote it (`windows-1252`),
+    /// `nil` when there is none. It decides the encoding of an XML feed over the XML
+    /// declaration (see ``XMLEncoding/utf8Document(_:source:charset:)``).
+    var charset: String?
     /// Where the document was found in the end, after redirects: relative links in it
     /// resolve against this.
     var url: URL?
@@ -56,6 +60,7 @@ struct FeedDocument: Sendable, Equatable {
     init(data: Data, contentType: String?, url: URL? = nil, validators: FeedValidators = FeedValidators()) {
         self.data = data
         self.contentType = contentType.flatMap(Self.mediaType)
+        self.charset = contentType.flatMap(Self.charset)
         self.url = url
         self.validators = validators
     }
@@ -65,6 +70,21 @@ struct FeedDocument: Sendable, Equatable {
         let type = header.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
         let trimmed = type.trimmingCharacters(in: .whitespaces).lowercased()
         return trimmed.isEmpty ? nil : trimmed
+    }
+
+    /// `text/xml; Charset="windows-1252"` → `windows-1252`: the first `charset` parameter
+    /// (its name in any case, its value quoted or not, white space around it dropped);
+    /// `nil` when there is none or it is empty.
+    static func charset(_ header: String) -> String? {
+        for parameter in header.split(separator: ";").dropFirst() {
+            let parts = parameter.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" else { continue }
+            var value = parts[1].trimmingCharacters(in: .whitespaces)
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            value = value.trimmingCharacters(in: .whitespaces)
+            return value.isEmpty ? nil : value
+        }
+        return nil
     }
 }
 

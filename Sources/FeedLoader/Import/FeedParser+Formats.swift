@@ -19,12 +19,18 @@ extension FeedParser {
     /// jsonfeed.org address is a JSON Feed, other JSON is FeedLoader's own; an XML root
     /// `<rss>` is RSS 2.0, `<rdf:RDF>` RSS 1.0, `<feed>` Atom.
     ///
+    /// XML is read in the encoding RFC 7303 says: a byte order mark, else the `charset` of
+    /// the content type (``FeedDocument/charset``), else the XML declaration (see
+    /// ``XMLEncoding``). JSON is UTF-8, UTF-16 or UTF-32 (RFC 8259), told by its bytes: a
+    /// charset does not change it.
+    ///
     /// - Throws: ``FeedLoaderError`` when the document is empty, of a type that is not a
     ///   feed, malformed, or not a feed. Items that are malformed are not errors: they
     ///   are skipped and listed in ``ParsedFeed/problems``.
     static func parse(_ document: FeedDocument, source: String) throws -> ParsedFeed {
         // UTF-16 and UTF-32 (told by a byte order mark or the first bytes) become UTF-8
         // before anything looks at a byte, for JSON and XML alike.
+        let (family, bomLength) = XMLEncoding.detect(Array(document.data.prefix(4)))
         let data = try XMLEncoding.unicodeAsUTF8(document.data, source: source)
         guard let first = firstSignificantByte(data) else { throw FeedLoaderError.emptyFeed(source: source) }
         let syntax: Syntax
@@ -45,7 +51,10 @@ extension FeedParser {
             }
             return try parseItems(root, source: source)
         case .xml:
-            let root = try XMLTree.parse(data, source: source)
+            // What a byte order mark or the first bytes told is UTF-8 now, whatever the
+            // HTTP charset or the declaration say; else the charset decides over the declaration.
+            let told = family != .utf8 || bomLength > 0
+            let root = try XMLTree.parse(data, source: source, charset: told ? "UTF-8" : document.charset)
             return try XMLFeedReader.read(root, source: source, baseURL: document.url)
         }
     }

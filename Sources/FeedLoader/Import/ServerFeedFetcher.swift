@@ -10,6 +10,9 @@ import FoundationNetworking
 /// validators it asks `If-None-Match` / `If-Modified-Since`, and a `304 Not Modified` is
 /// ``FetchResult/notModified``. Every failure is a ``FeedLoaderError`` that names the
 /// address and what went wrong; no URL cache is used, so a fetch is always a request.
+/// The response's `Content-Type` goes with the body, its `charset` included
+/// (``FeedDocument/charset``): it decides the encoding of an XML feed over the feed's XML
+/// declaration, as RFC 7303 and browsers say (a byte order mark decides over both).
 struct ServerFeedFetcher: FeedFetcher {
     /// The feed's address (http or https).
     let url: URL
@@ -199,10 +202,14 @@ private final class HTTPTransfer: NSObject, URLSessionDataDelegate, @unchecked S
         var body = Data()
         var tooLarge = false
         var cancelled = false
+        /// The whole transfer outlasted the timeout (FeedLoader's own deadline: on Linux,
+        /// URLSession's timeouts do not bound a server that accepts and never answers).
+        var timedOut = false
         var continuation: CheckedContinuation<Outcome, any Error>?
     }
 
     private let request: URLRequest
+    private let timeout: TimeInterval
     private let maximumRedirects: Int
     private let maximumBytes: Int
     private let lock = NSLock()
@@ -211,6 +218,7 @@ private final class HTTPTransfer: NSObject, URLSessionDataDelegate, @unchecked S
 
     init(request: URLRequest, timeout: TimeInterval, maximumRedirects: Int, maximumBytes: Int) {
         self.request = request
+        self.timeout = timeout
         self.maximumRedirects = maximumRedirects
         self.maximumBytes = maximumBytes
         super.init()
@@ -238,6 +246,15 @@ private final class HTTPTransfer: NSObject, URLSessionDataDelegate, @unchecked S
                 }
                 if start {
                     task.resume()
+                    DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self] in
+                        guard let self else { return }
+                        let running = lock.withLock {
+                            guard state.continuation != nil else { return false }
+                            state.timedOut = true
+                            return true
+                        }
+                        if running { task.cancel() }
+                    }
                 } else {
                     session.invalidateAndCancel()
                     continuation.resume(throwing: CancellationError())
@@ -311,6 +328,8 @@ private final class HTTPTransfer: NSObject, URLSessionDataDelegate, @unchecked S
             let result: Result<Outcome, any Error>
             if state.tooLarge {
                 result = .failure(Failure.tooLarge)
+            } else if state.timedOut {
+                result = .failure(URLError(.timedOut))
             } else if state.cancelled {
                 result = .failure(CancellationError())
             } else if let error {

@@ -10,16 +10,16 @@ enum XMLFeedReader {
     typealias Element = XMLTree.Element
     typealias Namespace = XMLTree.Namespace
 
-    /// The items of an RSS or Atom document.
+    /// The items of an RSS or Atom document. A feed without items — `<rss/>`, a `<channel>`
+    /// or an Atom `<feed>` without any — is a feed of 0 items.
     /// - Throws: ``FeedLoaderError/notAFeed(source:found:)`` when the root is neither.
     static func read(_ root: Element, source: String, baseURL: URL?) throws -> ParsedFeed {
         switch (root.name, root.namespace) {
         case ("rss", _):
-            guard let channel = root.child("channel", in: root.namespace) else {
-                throw FeedLoaderError.notAFeed(source: source, found: "an RSS document without a <channel>")
-            }
+            // `<rss></rss>`: a feed with nothing in it yet.
+            let channel = root.child("channel", in: root.namespace)
             return rss(
-                channel: channel, items: channel.children("item", in: root.namespace), base: baseURL,
+                channel: channel, items: channel?.children("item", in: root.namespace) ?? [], base: baseURL,
                 feedKey: fallbackKey(source: source, baseURL: baseURL))
         case ("RDF", Namespace.rdf):
             let channel = root.child("channel", in: Namespace.rss10)

@@ -11,11 +11,14 @@ enum XMLTree {
     /// The document is read in its own encoding and handed to the parser as UTF-8 (see
     /// ``XMLEncoding``): the parser never detects an encoding itself.
     ///
+    /// - Parameter charset: the encoding the HTTP `Content-Type` names, which decides over
+    ///   the XML declaration (a byte order mark decides over both).
     /// - Throws: ``FeedLoaderError/malformedXML(source:line:column:detail:)`` with where
     ///   and why the document breaks; ``FeedLoaderError/unsupportedEncoding(source:encoding:)``
-    ///   or ``FeedLoaderError/undecodable(source:encoding:)`` when it cannot be read as text.
-    static func parse(_ data: Data, source: String) throws -> Element {
-        let utf8 = try XMLEncoding.utf8Document(data, source: source).data
+    ///   ``FeedLoaderError/replacementEncoding(source:encoding:)`` or
+    ///   ``FeedLoaderError/undecodable(source:encoding:)`` when it cannot be read as text.
+    static func parse(_ data: Data, source: String, charset: String? = nil) throws -> Element {
+        let utf8 = try XMLEncoding.utf8Document(data, source: source, charset: charset).data
         // White space before the XML declaration is an error to XML, and a common slip of
         // feed generators: skip it, counting the lines it had.
         var start = utf8.startIndex

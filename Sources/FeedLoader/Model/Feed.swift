@@ -15,51 +15,34 @@ import Folio
 /// list's `/` filter is a full-text search of them ("ipad" finds "iPad", "cafe" finds
 /// "Café"). `source` points to the item's ``Source`` (column `source_id`; model version 4),
 /// found or created by `sourceName` at import.
-struct Feed: PersistentRecord, Equatable {
+@PersistentRecord("feed")
+struct Feed: Equatable {
     var id: RecordID?
-    var title = ""
-    var url = ""
-    var published = Date(timeIntervalSince1970: 0)
+    /// Model version 2: in the full-text index.
+    @Stored(.searchable) var title = ""
+    @Stored(.unique) var url = ""
+    @Stored(.indexed) var published = Date(timeIntervalSince1970: 0)
     var summary = ""
-    var sourceName = ""
+    @Stored(.searchable, column: "source") var sourceName = ""
     var imageURL: String?
-    var starred = false
+    /// Model version 1: items stored before it are not starred.
+    @Stored(defaultValue: false) var starred = false
+    /// Model version 3: items stored before it have a web address and a date.
     var guid: String?
-    var undated = false
-    var source = ToOne<Source>()
+    @Stored(defaultValue: false) var undated = false
+    /// Model version 4: filled by the migration step `Feed.sourcesStep`.
+    @Stored(column: "source_id") var source = ToOne<Source>()
     /// The place of a starred item in the reader's own order (model version 5): the starred
     /// view sorts by it, and its keys move items as a drag would (`moveObject(at:to:)`).
-    var starOrder = 0
+    /// 0 for items stored before it; the step orders the starred ones.
+    @Stored(.indexed, defaultValue: 0) var starOrder = 0
     /// Whether the reader has read the item (model version 6): set when its detail is left;
-    /// `u` shows the unread items only, through the index `(isRead, published)`.
-    var isRead = false
+    /// `u` shows the unread items only, through the index `(isRead, published)`. Items
+    /// stored before it are unread.
+    @Stored(defaultValue: false) var isRead = false
 
-    static let entity = EntityDescription<Feed>(
-        "feed",
-        [
-            // Model version 2: in the full-text index.
-            AttributeDescription(\.title, searchable: true),
-            AttributeDescription(\.url, unique: true),
-            AttributeDescription(\.published, indexed: true),
-            AttributeDescription(\.summary),
-            AttributeDescription(\.sourceName, column: "source", searchable: true),
-            AttributeDescription(\.imageURL),
-            // Model version 1: items stored before it are not starred.
-            AttributeDescription(\.starred, defaultValue: false),
-            // Model version 3: items stored before it have a web address and a date.
-            AttributeDescription(\.guid),
-            AttributeDescription(\.undated, defaultValue: false),
-            // Model version 5: 0 for items stored before it; the step orders the starred ones.
-            AttributeDescription(\.starOrder, indexed: true, defaultValue: 0),
-            // Model version 6: items stored before it are unread.
-            AttributeDescription(\.isRead, defaultValue: false),
-        ],
-        relationships: [
-            // Model version 4: filled by the migration step `Feed.sourcesStep`.
-            .toOne(\.source, column: "source_id")
-        ],
-        // Model version 6: the unread items newest first, read from the index alone.
-        indexes: [IndexDescription([\.isRead, \.published])])
+    // Model version 6: the unread items newest first, read from the index alone.
+    #CompoundIndex<Feed>(\.isRead, \.published)
 
     init() {}
 

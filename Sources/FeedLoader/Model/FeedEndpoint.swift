@@ -8,25 +8,17 @@ import Folio
 /// after the feed was read whole; the next import of the address sends the validators
 /// back (`If-None-Match`, `If-Modified-Since`), and a `304 Not Modified` then costs one
 /// request and no write.
-struct FeedEndpoint: PersistentRecord, Equatable {
+@PersistentRecord("feed_endpoint")
+struct FeedEndpoint: Equatable {
     var id: RecordID?
     /// The address as the user gave it (before redirects), absolute.
-    var address = ""
+    @Stored(.unique) var address = ""
     /// The `ETag` of the last successful fetch.
     var entityTag: String?
     /// The `Last-Modified` of the last successful fetch.
     var lastModified: String?
     /// When the feed was last fetched and stored whole.
     var fetched = Date(timeIntervalSince1970: 0)
-
-    static let entity = EntityDescription<FeedEndpoint>(
-        "feed_endpoint",
-        [
-            AttributeDescription(\.address, unique: true),
-            AttributeDescription(\.entityTag),
-            AttributeDescription(\.lastModified),
-            AttributeDescription(\.fetched),
-        ])
 
     init() {}
 

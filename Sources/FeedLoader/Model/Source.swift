@@ -13,24 +13,15 @@ import Folio
 /// are left out of the list (`m` mutes, `M` unmutes every source).
 ///
 /// Deleting a source deletes its items (the `.cascade` rule of its to-many).
-struct Source: PersistentRecord, Equatable {
+@PersistentRecord("source")
+struct Source: Equatable {
     var id: RecordID?
-    var feedName = ""
-    var name = ""
+    @Stored(.unique) var feedName = ""
+    @Stored(.indexed) var name = ""
     var siteURL: String?
-    var muted = false
-
-    static let entity = EntityDescription<Source>(
-        "source",
-        [
-            AttributeDescription(\.feedName, unique: true),
-            AttributeDescription(\.name, indexed: true),
-            AttributeDescription(\.siteURL),
-            AttributeDescription(\.muted, defaultValue: false),
-        ],
-        relationships: [
-            .toMany(\Feed.source, deleteRule: .cascade)
-        ])
+    @Stored(defaultValue: false) var muted = false
+    /// The source's items: deleting a source deletes them.
+    @ToMany(\Feed.source, deleteRule: .cascade) var items: RecordRequest<Feed>
 
     init() {}
 

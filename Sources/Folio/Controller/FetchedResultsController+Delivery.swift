@@ -4,13 +4,19 @@ extension FetchedResultsController {
     // MARK: Delivery
 
     /// Waits until every commit made so far has been delivered (and any catch-up the
-    /// controller scheduled has run): after the results are complete (``isComplete``),
-    /// since commits that land before are delivered after the completion.
+    /// controller scheduled has run, and the writes of the moves made so far with
+    /// ``moveObject(at:to:)``): after the results are complete (``isComplete``), since
+    /// commits that land before are delivered after the completion.
     ///
     /// - Complexity: O(1) to check; it suspends until the deliveries arrive.
     public func waitForChanges() async {
         try? await waitUntilComplete()
         while true {
+            if let task = moveWrites.task {
+                await task.value
+                if moveWrites.task == task { moveWrites.task = nil }
+                continue
+            }
             if let task = catchUpTask {
                 await task.value
                 if catchUpTask == task { catchUpTask = nil }
@@ -23,6 +29,9 @@ extension FetchedResultsController {
 
     func receive(_ delivery: LiveResults.Delivery, from source: LiveResults) {
         guard source === live else { return }
+        // Computed without the user's moves being written: applied after them (or replaced
+        // by the rebase that follows them).
+        if moveWrites.pending > 0 { return moveWrites.deferred.append((delivery, source)) }
         // Already shown: a user's move rebased the results past it.
         guard delivery.serial > appliedSerial else { return resumeWaiters() }
         appliedSerial = delivery.serial
@@ -63,21 +72,22 @@ extension FetchedResultsController {
     /// (unknown, a reload, a request change) hands none over. `newRequest`, for a request
     /// change, becomes ``fetchRequest`` with the new state.
     ///
-    /// The order is what ``FetchedResultsControllerDelegate`` documents: the "will" and the
-    /// per-change callbacks see the state before the change; the new state is installed
-    /// right before ``FetchedResultsControllerDelegate/controllerDidChangeContent(_:)``,
-    /// which, with the change-set and snapshot callbacks, ``changes`` and ``updates``, sees it.
+    /// The order is Core Data's, as ``FetchedResultsControllerDelegate`` documents: the
+    /// "will" callback sees the state before the change; the new state is installed right
+    /// after it, so the section and object callbacks, ``FetchedResultsControllerDelegate/controllerDidChangeContent(_:)``,
+    /// the change-set and snapshot callbacks, ``changes`` and ``updates`` see it.
     func deliver(
         _ change: ChangeSet, newState: ResultsState, changed: Set<Int64>? = nil, newRequest: RecordRequest<R>? = nil
     ) {
+        let generation = self.generation
         if let delegate {
-            let generation = self.generation
             delegate.controllerWillChangeContent(self)
-            if !change.isReload { reportChanges(change, newState: newState, to: delegate, generation: generation) }
-            // A delegate that fetched again or set another request from a callback replaced
-            // the results: this change set no longer leads anywhere (the fetch reported its own).
+            // A "will" callback that fetched again or set another request replaced the
+            // results: this change set no longer leads anywhere (the fetch reported its own).
             guard generation == self.generation else { return }
         }
+        // What the per-change callbacks describe of the old state: the deleted sections.
+        let deletedSections = change.deletedSections.isEmpty || delegate == nil ? [] : sections
         let held = changed.flatMap { changed in results?.loader.heldRecords(excluding: changed) } ?? [:]
         // A change set that inserts and deletes no section keeps the sections: only counts move.
         let recountable =
@@ -87,6 +97,11 @@ extension FetchedResultsController {
         setPresented(newState)
         if let (infos, old) = recountable { sectionInfos = sections(recounting: infos, from: old, for: newState) }
         inheritedRecords = held
+        if let delegate, !change.isReload {
+            reportChanges(change, deletedSections: deletedSections, to: delegate, generation: generation)
+            // A callback that fetched again or set another request replaced the results.
+            guard generation == self.generation else { return }
+        }
         changeSubscribers.yield(change)
         if !updateSubscribers.isEmpty { updateSubscribers.yield(ControllerUpdate(changes: change, snapshot: snapshot)) }
         guard let delegate else { return }
@@ -95,19 +110,20 @@ extension FetchedResultsController {
         delegate.controller(self, didChangeContentWith: snapshot)
     }
 
-    /// The section and object callbacks of `change`, while the old state is shown; inserted
-    /// sections are described as they will be in `newState`. Stops when a callback fetched
-    /// again or set another request (`generation` moved).
+    /// The section and object callbacks of `change`, with the new state installed: a
+    /// deleted section is described as it was (`deletedSections`, the old sections); an
+    /// update carries its row's new index path as `newIndexPath`, where its record is read
+    /// (as Core Data's users do). Stops when a callback fetched again or set another
+    /// request (`generation` moved).
     private func reportChanges(
-        _ change: ChangeSet, newState: ResultsState, to delegate: any FetchedResultsControllerDelegate<R>,
+        _ change: ChangeSet, deletedSections: [SectionInfo], to delegate: any FetchedResultsControllerDelegate<R>,
         generation: Int
     ) {
-        let oldSections = change.deletedSections.isEmpty ? [] : sections
         for index in change.deletedSections {
             guard generation == self.generation else { return }
-            delegate.controller(self, didChange: oldSections[index], atSectionIndex: index, for: .delete)
+            delegate.controller(self, didChange: deletedSections[index], atSectionIndex: index, for: .delete)
         }
-        let newSections = change.insertedSections.isEmpty ? [] : sections(of: newState)
+        let newSections = change.insertedSections.isEmpty ? [] : sections
         for index in change.insertedSections {
             guard generation == self.generation else { return }
             delegate.controller(self, didChange: newSections[index], atSectionIndex: index, for: .insert)
@@ -124,9 +140,12 @@ extension FetchedResultsController {
             guard generation == self.generation else { return }
             delegate.controller(self, didChangeObject: id, at: move.from, for: .move, newIndexPath: move.to)
         }
+        guard !change.updatedItems.isEmpty, let presented else { return }
+        let found = presented.ids.positions(of: Set(change.updatedIdentifiers.map(\.rawValue)))
         for (path, id) in zip(change.updatedItems, change.updatedIdentifiers) {
             guard generation == self.generation else { return }
-            delegate.controller(self, didChangeObject: id, at: path, for: .update, newIndexPath: nil)
+            let newPath = found[id.rawValue].map { ResultsState.path(of: $0, offsets: presented.offsets) }
+            delegate.controller(self, didChangeObject: id, at: path, for: .update, newIndexPath: newPath)
         }
     }
 
@@ -138,8 +157,9 @@ extension FetchedResultsController {
     /// are not in this sequence: see ``lastError`` and ``updates``.
     ///
     /// Subscribing to a controller fetched without tracking starts tracking without fetching
-    /// again on the caller (only the table's change token is read); if the table changed
-    /// since the fetch, the first change set is ``ChangeSet/reload``.
+    /// again on the caller (only the change log's end is read): the commits made since the
+    /// fetch arrive as one change set, read from the change log on the store's writer queue
+    /// (``ChangeSet/reload`` when the log no longer holds them).
     /// - Complexity: O(1).
     public var changes: AsyncStream<ChangeSet> {
         defer { startTrackingIfNeeded() }

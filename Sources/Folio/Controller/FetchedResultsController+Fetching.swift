@@ -24,7 +24,7 @@ extension FetchedResultsController {
     ///   land meanwhile are caught up with afterwards, on the store's writer queue.
     public func performFetch() throws {
         _ = nextGeneration()
-        let load = try makeLoad(fetchRequest)
+        let load = try makeLoad(fetchRequest, zone: sectionKey?.resolvedZone())
         let first = try read(load)
         setPresented(try show(load, first))
     }
@@ -45,6 +45,7 @@ extension FetchedResultsController {
     /// Installs what was read and returns the state to present; for a first screen, starts
     /// reading the rest in the background first.
     private func show(_ load: ResultsLoad, _ first: ResultsLoad.Loaded) throws -> ResultsState {
+        handOverHook?(.stateRead)
         guard !first.complete else { return install(load, first) }
         let shown: ResultsLoad.Loaded
         let completion: ResultsLoad.Completion?
@@ -66,7 +67,7 @@ extension FetchedResultsController {
     ///   the rest, O(n), in the background (see ``performFetch()-68xbj``).
     public func performFetch() async throws {
         let generation = nextGeneration()
-        let load = try makeLoad(fetchRequest)
+        let load = try makeLoad(fetchRequest, zone: sectionKey?.resolvedZone())
         let loaded: ResultsLoad.Loaded
         do {
             loaded = try await store.readWithCurrentKeys(load.tables, searching: load.searchedTable) { db in
@@ -104,7 +105,8 @@ extension FetchedResultsController {
     @discardableResult
     public func setRequest(_ request: RecordRequest<R>) throws -> ChangeSet {
         _ = nextGeneration()
-        let load = try makeLoad(request)
+        // The zone of the sections shown: a new request does not move the user.
+        let load = try makeLoad(request, zone: sectionZone ?? sectionKey?.resolvedZone())
         let first = try read(load)
         let state = try show(load, first)
         guard let old = presented else {
@@ -119,7 +121,8 @@ extension FetchedResultsController {
         return change
     }
 
-    private func validatedQuery(_ request: RecordRequest<R>) throws -> (CompiledQuery, SectionExpression?) {
+    /// The request compiled, and its section expression, day sections in `zone`.
+    private func validatedQuery(_ request: RecordRequest<R>, zone: DayZone?) throws -> (CompiledQuery, SectionExpression?) {
         try store.requireEntity(R.self)
         let query = try request.compile(requireSort: true)
         if query.rankingQuery != nil {
@@ -134,13 +137,13 @@ extension FetchedResultsController {
                 sectionKey: sectionKey.description,
                 firstSort: request.sortBy.first.map { $0.keyPath.map(SectionKey<R>.name(of:)) ?? "\($0)" } ?? "none")
         }
-        return (query, sectionKey.expression(source: source, table: query.table))
+        return (query, sectionKey.expression(source: source, table: query.table, zone: zone))
     }
 
     /// Validates the request and, when the controller tracks, subscribes a tracker first,
     /// so that no commit can fall between the read and the tracking.
-    private func makeLoad(_ request: RecordRequest<R>) throws -> ResultsLoad {
-        let (query, section) = try validatedQuery(request)
+    private func makeLoad(_ request: RecordRequest<R>, zone: DayZone?) throws -> ResultsLoad {
+        let (query, section) = try validatedQuery(request, zone: zone)
         let cacheURL = try cacheName.map { try SectionCache.url(forName: $0, in: store) }
         let firstScreen = (completesInBackground ? firstScreenRule : nil).map { rule in
             var rule = rule
@@ -148,25 +151,27 @@ extension FetchedResultsController {
             return rule
         }
         return ResultsLoad(
-            query: query, section: section, cacheURL: cacheURL, fingerprint: fingerprint(query), tracking: wantsTracking,
+            query: query, section: section, cacheURL: cacheURL, fingerprint: fingerprint(query, section: section),
+            tracking: wantsTracking,
             firstScreen: firstScreen, completionHook: completionHook, store: store)
     }
 
-    private func fingerprint(_ query: CompiledQuery) -> SectionCache.Fingerprint {
+    private func fingerprint(_ query: CompiledQuery, section: SectionExpression?) -> SectionCache.Fingerprint {
         SectionCache.Fingerprint(
             entity: R.entity.name, versionHash: R.entity.versionHash, query: query.fingerprint,
-            sectionKey: sectionKeyFingerprint(query))
+            sectionKey: sectionKeyFingerprint(section))
     }
 
-    /// The section key and how it is computed (its SQL, and that section values are stored
-    /// as exact bytes), so that a cache written by a version of Folio that computed sections
-    /// differently is not reused.
-    private func sectionKeyFingerprint(_ query: CompiledQuery) -> String {
+    /// The section key and how it is computed (its SQL, that section values are stored as
+    /// exact bytes, and for days the zone: its identifier and a digest of its transitions,
+    /// which are not in the SQL), so that a cache written by a version of Folio that
+    /// computed sections differently, in another zone, or under other rules of the zone,
+    /// is not reused.
+    private func sectionKeyFingerprint(_ section: SectionExpression?) -> String {
         guard let sectionKey else { return "-" }
-        guard let source = try? sectionKey.source(under: query) else { return "\(sectionKey.description) sql=? values=exact" }
-        let expression = sectionKey.expression(source: source, table: query.table)
-        let day = expression.dayOffset.map { String($0) } ?? "-"
-        return "\(sectionKey.description) sql=\(expression.fragment.fingerprint) day=\(day) values=exact"
+        guard let section else { return "\(sectionKey.description) sql=? values=exact" }
+        let day = section.dayZone.map { "zone(\($0.fingerprint))" } ?? "-"
+        return "\(sectionKey.description) sql=\(section.fragment.fingerprint) day=\(day) values=exact"
     }
 
     /// Installs what was read and starts its tracker (catching up on the writer's queue if
@@ -175,6 +180,7 @@ extension FetchedResultsController {
     /// (``installCompletion(_:_:)``).
     func install(_ load: ResultsLoad, _ loaded: ResultsLoad.Loaded) -> ResultsState {
         lastCacheOutcome = loaded.outcome
+        sectionZone = load.dayZone
         lastError = nil
         // What later commits need to rewrite the cache (windowed results are not cached live).
         liveCache = load.cachesLive ? load.cacheURL.map { ($0, load.fingerprint) } : nil
@@ -221,6 +227,7 @@ extension FetchedResultsController {
     /// Shows the complete results — one change set, ``ChangeSet/isCompletion`` — then starts
     /// the tracker from them, which catches up with the commits that landed meanwhile.
     private func installCompletion(_ load: ResultsLoad, _ loaded: ResultsLoad.Loaded) {
+        handOverHook?(.completionRead)
         // A first screen shown before a large cache: whether the completion could read it.
         lastCacheOutcome = loaded.outcome
         let state = load.present(loaded.full)
@@ -282,15 +289,18 @@ extension FetchedResultsController {
 
     /// A delegate or a subscriber arrived on a controller fetched without one: follow the
     /// store from what was fetched. The results are not read again here, on the caller:
-    /// only the table's change token is, after subscribing. If it moved since the fetch, a
-    /// catch-up on the writer's queue rescans and delivers ``ChangeSet/reload``; commits
-    /// from now on are followed one by one.
+    /// only the change log's end is, after subscribing. If it moved since the fetch, a
+    /// catch-up on the writer's queue applies the rows the log holds after the fetch's
+    /// position (``ResultsLoad/Loaded/seq``) as one change set (a rescan and
+    /// ``ChangeSet/reload`` when the log no longer holds them); commits from now on are
+    /// followed one by one.
     func startTrackingIfNeeded() {
         guard presented != nil, live == nil, wantsTracking, let loaded = untracked else { return }
         untracked = nil
         do {
-            let (query, section) = try validatedQuery(fetchRequest)
-            let (live, catchUpDue) = LiveResults.follow(loaded, query: query, section: section, store: store)
+            let (query, section) = try validatedQuery(fetchRequest, zone: sectionZone)
+            let (live, catchUpDue) = LiveResults.follow(
+                loaded, query: query, section: section, store: store, hook: handOverHook)
             replaceLive(live)
             if catchUpDue { scheduleCatchUp(live) }
         } catch {

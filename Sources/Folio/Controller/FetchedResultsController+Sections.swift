@@ -20,6 +20,12 @@ extension FetchedResultsController {
         return made
     }
 
+    /// Results with no rows (before a fetch): what a model over a controller shows before
+    /// its first fetch.
+    nonisolated static func noRecords(in store: Store) -> FetchedRecords<R> {
+        FetchedRecords(loader: BatchLoader<R>(store: store, identifiers: IdentifierList(), batchSize: 1, maxBatches: 1))
+    }
+
     /// The sections. Computed from counts held in memory; loads no record.
     /// - Complexity: O(sections) the first time after a change, O(1) after that.
     public var sections: [SectionInfo] {

@@ -54,9 +54,9 @@ public final class FetchedResultsController<R: PersistentRecord> {
     /// - Complexity: O(1).
     public let cacheName: String?
     /// Receives the changes. Setting one on a fetched controller starts tracking without
-    /// fetching again on the caller (only the table's change token is read): if the table
-    /// changed since the fetch, a catch-up on the store's writer queue rescans and delivers
-    /// ``ChangeSet/reload``.
+    /// fetching again on the caller (only the change log's end is read): the commits made
+    /// since the fetch arrive as one change set, read from the change log on the store's
+    /// writer queue (``ChangeSet/reload`` when the log no longer holds them).
     /// - Complexity: O(1).
     public weak var delegate: (any FetchedResultsControllerDelegate<R>)? {
         didSet { startTrackingIfNeeded() }
@@ -98,6 +98,17 @@ public final class FetchedResultsController<R: PersistentRecord> {
     /// - Complexity: O(1).
     public internal(set) var lastError: FolioError?
 
+    /// The time zone of the day sections shown (the key's, or the user's at the last fetch).
+    var sectionZone: DayZone?
+
+    /// The time zone the `.day` sections shown are in: the section key's, or, for a key
+    /// that follows the user's zone, `TimeZone.current` as it was at the last
+    /// ``performFetch()-68xbj``. `nil` before the first fetch, and for other section keys.
+    /// Show times in this zone, so that they agree with their sections.
+    ///
+    /// - Complexity: O(1).
+    public var sectionTimeZone: TimeZone? { sectionZone?.timeZone }
+
     var presented: ResultsState?
     var sectionInfos: [SectionInfo]?
     var results: FetchedRecords<R>?
@@ -106,6 +117,8 @@ public final class FetchedResultsController<R: PersistentRecord> {
     var deliveryTask: Task<Void, Never>?
     var appliedSerial: UInt64 = 0
     var waiters: [CheckedContinuation<Void, Never>] = []
+    /// The writes of the user's moves under way (``moveObject(at:to:)``).
+    var moveWrites = MoveWrites()
     var cacheWriteTask: Task<Void, Never>?
     /// The last catch-up scheduled on the writer's queue (each waits for the one before).
     var catchUpTask: Task<Void, Never>?
@@ -158,6 +171,9 @@ public final class FetchedResultsController<R: PersistentRecord> {
     var firstScreenRule: FirstScreenRule? = .automatic(rows: 0)
     /// Tests: see `ResultsLoad.completionHook`.
     var completionHook: (@Sendable (Int) -> Void)?
+    /// Tests: called at each point of a hand-over (``LiveResults/HandOverPoint``), on the
+    /// caller, so that a test commits exactly between a state read and its installation.
+    var handOverHook: (@Sendable (LiveResults.HandOverPoint) -> Void)?
 
     /// The cache file and fingerprint of the current fetch, when commits should rewrite it.
     var liveCache: (url: URL, fingerprint: SectionCache.Fingerprint)?

@@ -34,30 +34,28 @@ public enum TrackingMode: Sendable, Hashable {
 ///
 /// ## What the controller shows during each callback
 ///
-/// As in Core Data, the "will" callback comes before the controller processes the change:
+/// As in Core Data, the "will" callback comes before the controller processes the change,
+/// and every later callback comes after it:
 ///
 /// | callback | `sections`, `fetchedObjects`, `object(at:)`, `identifier(at:)`, `indexPath(for:)`, `snapshot` |
 /// |---|---|
 /// | ``controllerWillChangeContent(_:)`` | the state before the commit |
-/// | section and object changes | the state before the commit |
+/// | section changes, object changes | the state after the commit |
 /// | ``controllerDidChangeContent(_:)`` | the state after the commit |
-/// | change set and snapshot variants | the state after the commit |
+/// | change set and snapshot variants, ``FetchedResultsController/changes``, ``FetchedResultsController/updates`` | the state after the commit |
 ///
-/// The new state is installed at one point: after the last section or object callback,
-/// right before ``controllerDidChangeContent(_:)``. So a delegate can record what it had
-/// in the "will" callback and compare in the "did" one, and the index paths of the
-/// per-change callbacks are what they say: a deletion's, move's or update's `indexPath`
-/// is a position in the state the controller still shows; an insertion's or move's
-/// `newIndexPath` is a position in the state shown from ``controllerDidChangeContent(_:)``
-/// on (what `UITableView`'s batch updates expect: deletions at old positions, insertions at
-/// new ones, the data source reporting the new counts when the updates end). To read an
-/// inserted record, use its identifier, or wait for ``controllerDidChangeContent(_:)``.
-/// (Core Data does not document what its per-object callbacks see; Folio defines it.)
+/// The new state is installed at one point: right after ``controllerWillChangeContent(_:)``
+/// returns. The index paths of the per-change callbacks are UIKit's batch-update
+/// coordinates: a deletion's, move's or update's `indexPath` is the row's position in the
+/// state before the commit (where its cell is), an insertion's, move's or update's
+/// `newIndexPath` its position in the state after it (where its record is). So the classic
+/// delegate code works as it does with Core Data: for an `.update`, find the cell at
+/// `indexPath` and configure it with `object(at: newIndexPath)`; for an `.insert`, read
+/// `object(at: newIndexPath)`. A deleted section is described as it was; an inserted one as
+/// it is.
 ///
-/// Identifiers and positions are exactly the old state's. A record read with `object(at:)`
-/// before the new state is installed is the one already loaded, or else read from the
-/// database as it is now: a row the commit deleted reads as `nil`, and one the commit
-/// updated, if not loaded before, reads with its new values.
+/// Records read during these callbacks are the commit's: a row the commit updated reads
+/// with its new values, one it deleted is not in the results any more.
 ///
 /// A ``ChangeSet/reload`` has no section or object callbacks: the "will" callback sees the
 /// old state, ``controllerDidChangeContent(_:)`` the new one. A request change
@@ -71,16 +69,17 @@ public protocol FetchedResultsControllerDelegate<ResultType>: AnyObject {
     associatedtype ResultType: PersistentRecord
 
     /// A commit changed the results; changes follow. The controller still shows the state
-    /// before the commit.
+    /// before the commit (the only callback that does).
     func controllerWillChangeContent(_ controller: FetchedResultsController<ResultType>)
-    /// A section was inserted (new index) or deleted (old index). The controller still shows
-    /// the state before the commit; an inserted section is described as it will be.
+    /// A section was inserted (new index) or deleted (old index). The controller shows the
+    /// state after the commit; a deleted section is described as it was.
     func controller(
         _ controller: FetchedResultsController<ResultType>, didChange section: SectionInfo,
         atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType)
-    /// A row changed: deletions and updates at `indexPath` (old), insertions at
-    /// `newIndexPath` (new), moves from one to the other. The controller still shows the
-    /// state before the commit.
+    /// A row changed: deletions at `indexPath` (old coordinates), insertions at
+    /// `newIndexPath` (new coordinates), moves and updates from `indexPath` to
+    /// `newIndexPath` (an update's record is read at `newIndexPath`). The controller shows
+    /// the state after the commit.
     func controller(
         _ controller: FetchedResultsController<ResultType>, didChangeObject id: RecordID,
         at indexPath: IndexPath?, for type: FetchedResultsChangeType, newIndexPath: IndexPath?)

@@ -18,7 +18,8 @@ import GRDB
 public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomStringConvertible {
     enum Kind: Hashable {
         case attribute
-        case day(offsetSeconds: Int)
+        /// `nil`: the user's time zone when the controller fetches (``DayZone/current``).
+        case day(timeZone: TimeZone?)
         case firstLetter
         case computed(name: String)
     }
@@ -34,19 +35,60 @@ public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomString
     }
 
     /// Sections by an attribute's value. A `nil` value forms its own section.
+    ///
+    /// An enum (any `RawRepresentable` attribute) sections by its raw value, which names the
+    /// section (`"draft"`, or `"1"` for an integer): ``SectionInfo/name`` gives it back
+    /// (`Status(rawValue: section.name)`), or `computed(_:name:_:)` names
+    /// the sections otherwise.
+    /// - Complexity: O(1).
     public static func attribute<V: AttributeValue>(_ keyPath: KeyPath<R, V>) -> SectionKey {
         SectionKey(keyPath: keyPath, kind: .attribute)
     }
 
-    /// Sections by calendar day (`YYYY-MM-DD`) of a date, in `timeZone` (fixed offset,
-    /// taken when the key is made; UTC by default).
-    public static func day(_ keyPath: KeyPath<R, Date>, timeZone: TimeZone = TimeZone(secondsFromGMT: 0)!) -> SectionKey {
-        SectionKey(keyPath: keyPath, kind: .day(offsetSeconds: timeZone.secondsFromGMT()))
+    /// Sections by the value of an attribute of a `Codable` type that is no
+    /// ``AttributeValue``: an enum declared `enum Status: String, Codable` sections by its raw
+    /// value, as `attribute(_:)` does. (An attribute stored as JSON cannot
+    /// section a list: the request cannot sort by it.)
+    /// - Complexity: O(1).
+    @_disfavoredOverload
+    public static func attribute<V: Codable & Sendable>(_ keyPath: KeyPath<R, V>) -> SectionKey {
+        SectionKey(keyPath: keyPath, kind: .attribute)
     }
 
-    /// Sections by calendar day of an optional date.
-    public static func day(_ keyPath: KeyPath<R, Date?>, timeZone: TimeZone = TimeZone(secondsFromGMT: 0)!) -> SectionKey {
-        SectionKey(keyPath: keyPath, kind: .day(offsetSeconds: timeZone.secondsFromGMT()))
+    /// Sections by local calendar day (`YYYY-MM-DD`) of a date, in `timeZone` — by default
+    /// the user's time zone, `TimeZone.current`, as Core Data apps section by the user's
+    /// calendar.
+    ///
+    /// The zone's daylight-saving and other transitions are followed: an item published at
+    /// 00:30 in Paris is in that day, summer or winter, and a day can be 23 or 25 hours long
+    /// (or skipped, as Samoa skipped 30 December 2011). A `TimeZone(secondsFromGMT:)`
+    /// sections by that fixed offset (`.gmt` for UTC days).
+    ///
+    /// With the default, the zone is the user's when the controller fetches:
+    /// ``FetchedResultsController/performFetch()-68xbj`` takes `TimeZone.current` and the
+    /// controller keeps it — its change sets and ``FetchedResultsController/setRequest(_:)``
+    /// stay in that zone (``FetchedResultsController/sectionTimeZone`` tells which) — until
+    /// the next `performFetch()`, or a new controller, takes the zone of that moment. A
+    /// persistent section cache written in another zone, or under other rules of the same
+    /// zone (a new time-zone database), is rebuilt. See <doc:SectionsAndCaches>.
+    ///
+    /// Day numbers are computed from the stored date as rows are stepped, from a table of
+    /// the zone's transitions read from Foundation once per zone; no SQL function is
+    /// registered, so other processes, the `sqlite3` shell among them, can still write the file.
+    ///
+    /// - Complexity: O(1); the first use of a zone in a process reads its transitions, a
+    ///   few hundred for a zone with daylight saving (about a millisecond).
+    public static func day(_ keyPath: KeyPath<R, Date>, timeZone: TimeZone? = nil) -> SectionKey {
+        SectionKey(keyPath: keyPath, kind: .day(timeZone: timeZone))
+    }
+
+    /// Sections by local calendar day of an optional date, in `timeZone` (by default the
+    /// user's, when the controller fetches), as for a date that is not optional (above);
+    /// `nil` forms its own section.
+    ///
+    /// - Complexity: O(1).
+    public static func day(_ keyPath: KeyPath<R, Date?>, timeZone: TimeZone? = nil) -> SectionKey {
+        SectionKey(keyPath: keyPath, kind: .day(timeZone: timeZone))
     }
 
     /// Sections by the first character of a string. (Exact, not case-folded: strings sort
@@ -89,21 +131,45 @@ public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomString
     public static func computed<V: AttributeValue>(
         _ keyPath: KeyPath<R, V>, name: String, _ transform: @escaping @Sendable (V) -> String?
     ) -> SectionKey {
+        computed(keyPath, name: name, decode: { try V.decode(stored: $0, column: $1) }, transform)
+    }
+
+    /// Sections by a value computed in Swift from an attribute of a `Codable` type that is no
+    /// ``AttributeValue`` (an enum declared `enum Status: String, Codable`), decoded as the
+    /// attribute stores it; otherwise as `computed(_:name:_:)`.
+    ///
+    /// ```swift
+    /// .computed(\.status, name: "status titles") { $0.title }
+    /// ```
+    /// - Complexity: O(1); every row's value passes through `transform` when sections are
+    ///   computed.
+    @_disfavoredOverload
+    public static func computed<V: Codable & Sendable>(
+        _ keyPath: KeyPath<R, V>, name: String, _ transform: @escaping @Sendable (V) -> String?
+    ) -> SectionKey {
+        computed(keyPath, name: name, decode: CodableStorage<V>.chosen.decode, transform)
+    }
+
+    private static func computed<V>(
+        _ keyPath: KeyPath<R, V>, name: String, decode: @escaping @Sendable (DatabaseValue, String) throws -> V,
+        _ transform: @escaping @Sendable (V) -> String?
+    ) -> SectionKey {
         let column = (R.entity.attribute(for: keyPath)?.column) ?? "?"
         return SectionKey(keyPath: keyPath, kind: .computed(name: name)) { stored in
-            guard let value = try? V.decode(stored: stored, column: column), let section = transform(value) else {
+            guard let value = try? decode(stored, column), let section = transform(value) else {
                 return .null
             }
             return section.databaseValue
         }
     }
 
-    /// The key's kind and attribute, such as `day(\Article.published, offset: 0s)`.
+    /// The key's kind and attribute, such as `day(\Article.published, in: Europe/Paris)`
+    /// (`in: current` for the user's zone, whichever it is when fetched).
     public var description: String {
         let path = Self.name(of: keyPath)
         return switch kind {
         case .attribute: path
-        case .day(let offset): "day(\(path), offset: \(offset)s)"
+        case .day(let zone): "day(\(path), in: \(zone?.identifier ?? "current"))"
         case .firstLetter: "firstLetter(\(path))"
         case .computed(let name): "computed(\(path), \(name))"
         }
@@ -117,7 +183,7 @@ public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomString
         if let related = try? R.entity.relatedKey(for: keyPath) {
             return "\\\(R.self).\(related.referenceColumn).\(related.targetColumn)"
         }
-        return "\(keyPath)"
+        return KeyPathName.describe(keyPath, in: R.self)
     }
 
     /// The column sections are computed from under `query`'s order: the key path's column
@@ -144,18 +210,28 @@ public struct SectionKey<R: PersistentRecord>: @unchecked Sendable, CustomString
         return SectionSource(column: column, related: nil)
     }
 
+    /// The zone day sections are in if fetched now: the key's, or the user's current zone;
+    /// `nil` for other keys.
+    func resolvedZone() -> DayZone? {
+        guard case .day(let zone) = kind else { return nil }
+        return DayZone.of(zone ?? DayZone.current)
+    }
+
     /// The SQL expression of the section value on `source` (see ``source(under:)``), for rows
-    /// of `table`, and how its value becomes a section.
-    func expression(source: SectionSource, table: String) -> SectionExpression {
+    /// of `table`, and how its value becomes a section; day sections are in `zone`
+    /// (``resolvedZone()`` when not given).
+    func expression(source: SectionSource, table: String, zone: DayZone? = nil) -> SectionExpression {
         let value =
             source.related.map { SQLBuilder.section(related: $0, table: table) } ?? SQLBuilder.section(attribute: source.column)
         let related = source.related.map { RelatedTable(table: $0.targetTable, column: $0.referenceColumn) }
         switch kind {
         case .attribute: return SectionExpression(fragment: value, kind: .value, related: related)
-        case .day(let offset):
-            // The raw column: the day number is computed while stepping, far cheaper than
-            // SQLite formatting a date string for every row.
-            return SectionExpression(fragment: value, kind: .day(offsetSeconds: offset), related: related)
+        case .day:
+            // The raw column: the day number is computed while stepping, from the zone's
+            // table of transitions — far cheaper than SQLite formatting a date string, or
+            // walking a CASE of the transitions, for every row.
+            let zone = zone ?? resolvedZone() ?? DayZone.of(.gmt)
+            return SectionExpression(fragment: value, kind: .day(zone), related: related)
         case .firstLetter:
             let letter =
                 source.related.map { SQLBuilder.section(firstLetterOfValue: SQLBuilder.relatedValue($0, table: table)) }

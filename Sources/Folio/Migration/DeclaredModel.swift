@@ -14,6 +14,8 @@ struct DeclaredEntity: Sendable {
     var foldedKeyRenames: [String: String]
     /// Declared column → the stored value rows get when the column is added or made required.
     var defaults: [String: DatabaseValue]
+    /// Declared column → why its declared default value cannot be stored.
+    var defaultProblems: [String: String] = [:]
     /// The inverse to-manys the entity declares, with their delete rules.
     var toManys: [DeclaredToMany]
 
@@ -34,6 +36,7 @@ struct DeclaredEntity: Sendable {
                 }
             }
             if let value = attribute.defaultValue { defaults[attribute.column] = value }
+            if let problem = attribute.defaultValueProblem { defaultProblems[attribute.column] = problem }
         }
         columnRenames = renames
         foldedKeyRenames = keyRenames
@@ -101,6 +104,8 @@ struct DeclaredModel: Sendable {
     }
 
     private static func declared<R: PersistentRecord>(_ type: R.Type) throws -> DeclaredEntity {
+        // A column name no key path could give is refused by name, before the schema is read.
+        try R.entity.checkColumnNames()
         // The compound indexes' errors, which the schema leaves out, are thrown here.
         _ = try R.entity.checkedIndexes()
         return DeclaredEntity(type)
@@ -216,9 +221,21 @@ struct DeclaredModel: Sendable {
             }
         }
         for column in entity.schema.columns {
-            if let value = entity.defaults[column.name], case .double(let number) = value.storage, number.isNaN {
+            if let problem = entity.defaultProblems[column.name] {
+                throw FolioError.invalidSchema(
+                    entity: entity.name, reason: "the default value of '\(column.name)' cannot be stored: \(problem)")
+            }
+            guard let value = entity.defaults[column.name], case .double(let number) = value.storage else { continue }
+            if number.isNaN {
                 throw FolioError.invalidSchema(
                     entity: entity.name, reason: "the default value of '\(column.name)' is NaN, which SQLite cannot store")
+            }
+            if column.type == .integer || column.type == .bool {
+                throw FolioError.invalidSchema(
+                    entity: entity.name,
+                    reason:
+                        "the default value of '\(column.name)' is above Int64.max (\(Int64.max)), the largest integer SQLite stores"
+                )
             }
         }
     }

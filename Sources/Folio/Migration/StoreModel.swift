@@ -9,7 +9,7 @@ import GRDB
 /// (never in `PRAGMA user_version`, which belongs to the app). Opening a file:
 ///
 /// - of the same version: its tables must match the entities, as with
-///   ``Store/init(path:records:cacheDirectory:)``; an entity the file lacks is created;
+///   ``Store/init(path:records:cacheDirectory:openingProgress:)``; an entity the file lacks is created;
 /// - of an older version: the file is **migrated** at open, in one transaction — the
 ///   changes Folio can infer (attributes and entities added, removed or renamed, made
 ///   optional or required, indexes added or removed), then the custom ``steps`` not yet
@@ -34,7 +34,7 @@ import GRDB
 /// declares is removed (its table dropped). A store that opens the file at the same
 /// version may declare fewer record types; the others' tables are left alone.
 public struct StoreModel: Sendable {
-    /// The model version: 0 for ``Store/init(path:records:cacheDirectory:)``, which declares none.
+    /// The model version: 0 for ``Store/init(path:records:cacheDirectory:openingProgress:)``, which declares none.
     public let version: Int
     /// The record types, one entity each.
     public let records: [any PersistentRecord.Type]
@@ -62,7 +62,7 @@ public struct StoreModel: Sendable {
         self.steps = steps
     }
 
-    /// The unversioned model of ``Store/init(path:records:cacheDirectory:)``: version 0, no steps.
+    /// The unversioned model of ``Store/init(path:records:cacheDirectory:openingProgress:)``: version 0, no steps.
     init(unversioned records: [any PersistentRecord.Type]) {
         self.version = 0
         self.records = records

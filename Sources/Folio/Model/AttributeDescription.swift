@@ -37,13 +37,24 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
     let toOneMember: AnyKeyPath
     /// What the column points to, for a to-one's reference column; `nil` for an attribute.
     let reference: ReferenceDescription?
-    let encode: (Root) -> DatabaseValue
+    /// The attribute's stored value in a record; throws ``UnstorableValue`` for a value that
+    /// cannot be stored (JSON encoding failed).
+    let encode: (Root) throws -> DatabaseValue
     /// Reads the attribute's column of a stepped statement into a record, the general way
     /// (``ColumnReader/general(_:column:)``); ``directSlot`` is the fast way, where there is one.
     let decode: (inout Root, OpaquePointer, Int32) throws -> Void
     /// The property's offset and direct read, for the standard types stored inline
     /// (``ColumnReader/slot(_:)``).
     let directSlot: DirectColumn.Slot?
+    /// The key path's text when the attribute gives no `column` and its key path's text is
+    /// not `\Root.property` (see ``KeyPathName``): the store refuses the entity
+    /// (``FolioError/unnamedKeyPath(entity:keyPath:)``). `nil` otherwise.
+    let unnamedKeyPath: String?
+    /// Whether the property's type holds every 64-bit integer (`Int`, `Int64` and their
+    /// optionals), which an order kept by hand needs (``OrderKeys``).
+    let holdsEveryInt64: Bool
+    /// Why ``defaultValue`` could not be stored, if it could not (the store refuses the model).
+    let defaultValueProblem: String?
 
     /// Declares an attribute.
     ///
@@ -62,6 +73,7 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
     ///     rows needs one (or a ``MigrationStep`` that fills it).
     ///   - renamedFrom: the column's name in older model versions: a migration renames it,
     ///     keeping its data, instead of dropping one column and adding another.
+    /// - Complexity: O(1).
     public init<Value: AttributeValue>(
         _ keyPath: WritableKeyPath<Root, Value>,
         column: String? = nil,
@@ -88,14 +100,41 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
         renamedFrom: String? = nil,
         reference: ReferenceDescription?
     ) {
-        let name = column ?? AttributeDescription.propertyName(of: keyPath)
+        let (name, unnamedKeyPath) = Self.columnName(column, of: keyPath)
+        self.init(
+            keyPath, column: name, unnamedKeyPath: unnamedKeyPath, type: Value.attributeType, isOptional: Value.isOptional,
+            options: Options(indexed: indexed, unique: unique, folded: folded, searchable: searchable, renamedFrom: renamedFrom),
+            defaultValue: defaultValue?.storedValue, defaultValueProblem: nil, reference: reference,
+            encode: { $0[keyPath: keyPath].storedValue }, decode: ColumnReader<Root>.general(keyPath, column: name),
+            directSlot: ColumnReader<Root>.slot(keyPath))
+    }
+
+    /// The declaration's options, as the public initializers take them.
+    struct Options {
+        var indexed: Bool
+        var unique: Bool
+        var folded: Bool
+        var searchable: Bool
+        var renamedFrom: String?
+    }
+
+    /// The one initializer the public ones end in: `type` and the closures say how values
+    /// of `Value` are stored and read.
+    init<Value>(
+        _ keyPath: WritableKeyPath<Root, Value>, column name: String, unnamedKeyPath: String?, type: AttributeType,
+        isOptional: Bool,
+        options: Options, defaultValue: DatabaseValue?, defaultValueProblem: String?, reference: ReferenceDescription?,
+        encode: @escaping (Root) throws -> DatabaseValue, decode: @escaping ColumnReader<Root>.Read,
+        directSlot: DirectColumn.Slot?
+    ) {
         self.column = name
-        self.type = Value.attributeType
-        self.isOptional = Value.isOptional
-        self.isIndexed = indexed || unique
-        self.isUnique = unique
-        self.isFolded = folded || searchable
-        self.isSearchable = searchable
+        self.unnamedKeyPath = unnamedKeyPath
+        self.type = type
+        self.isOptional = isOptional
+        self.isIndexed = options.indexed || options.unique
+        self.isUnique = options.unique
+        self.isFolded = options.folded || options.searchable
+        self.isSearchable = options.searchable
         self.keyPath = keyPath
         let anyKeyPath: AnyKeyPath = keyPath
         if let text = anyKeyPath as? KeyPath<Root, String> {
@@ -113,19 +152,34 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
             self.toOneMember = \ToOne<Root>.[dynamicMember: keyPath as KeyPath<Root, Value>]
         }
         self.reference = reference
-        self.renamedFrom = renamedFrom
-        self.defaultValue = defaultValue?.storedValue
-        self.encode = { $0[keyPath: keyPath].storedValue }
-        self.decode = ColumnReader<Root>.general(keyPath, column: name)
-        self.directSlot = ColumnReader<Root>.slot(keyPath)
+        self.renamedFrom = options.renamedFrom
+        self.defaultValue = defaultValue
+        self.defaultValueProblem = defaultValueProblem
+        self.encode = encode
+        self.decode = decode
+        self.directSlot = directSlot
+        self.holdsEveryInt64 = Self.typesHoldingEveryInt64.contains(ObjectIdentifier(Value.self))
     }
 
-    /// `\Article.title` → `title`; anything not a plain property gives a name that
-    /// fails schema validation, so the store reports it.
-    static func propertyName(of keyPath: AnyKeyPath) -> String {
-        let text = String(describing: keyPath)
-        guard let dot = text.firstIndex(of: ".") else { return text }
-        return String(text[text.index(after: dot)...])
+    /// `Int64`, `Int` where it has 64 bits, and their optionals.
+    private static var typesHoldingEveryInt64: Set<ObjectIdentifier> {
+        var types = [ObjectIdentifier(Int64.self), ObjectIdentifier(Int64?.self)]
+        if Int(exactly: Int64.max) != nil { types += [ObjectIdentifier(Int.self), ObjectIdentifier(Int?.self)] }
+        return Set(types)
+    }
+
+    /// `\Article.title` → `title`: the column of an attribute declared without one; `nil`
+    /// when the key path's text is not `\Root.identifier` (see ``KeyPathName``).
+    static func propertyName(of keyPath: AnyKeyPath) -> String? {
+        KeyPathName.propertyName(of: keyPath, in: Root.self)
+    }
+
+    /// The column of an attribute declared with `column` (or without), and the key path's
+    /// text when no column name can be read from it (the store then refuses the entity).
+    static func columnName(_ column: String?, of keyPath: AnyKeyPath) -> (name: String, unnamedKeyPath: String?) {
+        if let column { return (column, nil) }
+        if let property = propertyName(of: keyPath) { return (property, nil) }
+        return ("", KeyPathName.describe(keyPath, in: Root.self))
     }
 
     var schema: ColumnSchema {

@@ -44,6 +44,27 @@ enum ColumnReader<Root> {
     }
 }
 
+extension ColumnReader {
+    /// The general read of a type that `decode` decodes (a `Codable` type's
+    /// ``CodableStorage``), as ``general(_:column:)`` reads an ``AttributeValue``.
+    static func general<Value>(
+        _ keyPath: WritableKeyPath<Root, Value>, column: String,
+        decode: @escaping @Sendable (DatabaseValue, String) throws -> Value
+    ) -> Read {
+        if let offset = MemoryLayout<Root>.offset(of: keyPath) {
+            return { record, sqlite, index in
+                let value = try decode(DatabaseValue.exact(sqliteStatement: sqlite, index: index), column)
+                withUnsafeMutableBytes(of: &record) { bytes in
+                    (bytes.baseAddress! + offset).assumingMemoryBound(to: Value.self).pointee = value
+                }
+            }
+        }
+        return { record, sqlite, index in
+            record[keyPath: keyPath] = try decode(DatabaseValue.exact(sqliteStatement: sqlite, index: index), column)
+        }
+    }
+}
+
 /// Decodes records from the current row of stepped statements laid out as `id, attributes…`,
 /// reading each column once with the C API (text with every byte): directly where the
 /// attribute has a direct read (``ColumnReader``), through its general read otherwise.

@@ -186,16 +186,30 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
     }
 
     /// The stored values of a record, in attribute order.
-    func encode(_ record: Root) -> [DatabaseValue] {
-        attributes.map { $0.encode(record) }
+    /// - Throws: ``FolioError/unstorableValue(entity:attribute:reason:)`` for a value that
+    ///   cannot be encoded (a `Codable` value that does not encode as JSON).
+    func encode(_ record: Root) throws -> [DatabaseValue] {
+        try attributes.map { try storedValue(of: $0, in: record) }
+    }
+
+    /// The stored value of `attribute` in `record`, its encoding error named.
+    func storedValue(of attribute: AttributeDescription<Root>, in record: Root) throws -> DatabaseValue {
+        do {
+            return try attribute.encode(record)
+        } catch let unstorable as UnstorableValue {
+            throw FolioError.unstorableValue(entity: name, attribute: attribute.column, reason: unstorable.reason)
+        }
     }
 
     /// The stored values of a record to write, in the order of ``storedColumnNames``: the
     /// attributes, then the folded keys of the folded ones.
-    /// - Throws: ``FolioError/invalidArgument(_:)`` for a NaN (see ``checkWritable(_:column:)``).
+    /// - Throws: ``FolioError/invalidArgument(_:)`` for a NaN, ``FolioError/unstorableValue(entity:attribute:reason:)``
+    ///   for a value SQLite cannot hold (see ``checkWritable(_:column:type:)``).
     func writableValues(_ record: Root) throws -> [DatabaseValue] {
-        var values = encode(record)
-        for (attribute, value) in zip(attributes, values) { try checkWritable(value, column: attribute.column) }
+        var values = try encode(record)
+        for (attribute, value) in zip(attributes, values) {
+            try checkWritable(value, column: attribute.column, type: attribute.type)
+        }
         for (attribute, value) in zip(attributes, values) where attribute.isFolded {
             values.append(Self.foldedKey(of: value))
         }
@@ -216,186 +230,22 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
 
     /// SQLite has no NaN: it stores one as NULL, which a non-optional column refuses (an
     /// obscure NOT NULL failure) and an optional one would read back as `nil`. Folio
-    /// refuses it by name instead. (Infinities are stored as they are.)
-    func checkWritable(_ value: DatabaseValue, column: String) throws {
-        if case .double(let number) = value.storage, number.isNaN {
+    /// refuses it by name instead. (Infinities are stored as they are.) A `REAL` for an
+    /// integer attribute is a `UInt64` above `Int64.max`, which no SQLite integer holds.
+    func checkWritable(_ value: DatabaseValue, column: String, type: AttributeType?) throws {
+        guard case .double(let number) = value.storage else { return }
+        if number.isNaN {
             throw FolioError.invalidArgument("'\(column)' of '\(name)' is NaN, which SQLite cannot store")
         }
-    }
-}
-
-/// A column as Folio declares it.
-public struct ColumnSchema: Sendable, Hashable, Codable {
-    /// The column name.
-    public var name: String
-    /// How values are stored.
-    public var type: AttributeType
-    /// Whether the column accepts `NULL`.
-    public var isOptional: Bool
-    /// Whether the column has an index.
-    public var isIndexed: Bool
-    /// Whether the index is unique.
-    public var isUnique: Bool
-    /// Whether Folio keeps the column's folded text in a column of its own (``AttributeDescription/isFolded``).
-    public var isFolded: Bool = false
-    /// Whether the column is in the entity's full-text index (``AttributeDescription/isSearchable``).
-    public var isSearchable: Bool = false
-    /// For a to-one's reference column, the target entity's table; `nil` for an attribute.
-    public var references: String?
-
-    private enum CodingKeys: String, CodingKey {
-        case name, type, isOptional, isIndexed, isUnique, isFolded, isSearchable, references
-    }
-
-    init(
-        name: String, type: AttributeType, isOptional: Bool, isIndexed: Bool, isUnique: Bool, isFolded: Bool = false,
-        isSearchable: Bool = false, references: String? = nil
-    ) {
-        self.references = references
-        self.name = name
-        self.type = type
-        self.isOptional = isOptional
-        self.isIndexed = isIndexed
-        self.isUnique = isUnique
-        self.isFolded = isFolded
-        self.isSearchable = isSearchable
-    }
-
-    /// Decodes a column; the folding flags are absent from what Folio recorded before them.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        name = try container.decode(String.self, forKey: .name)
-        type = try container.decode(AttributeType.self, forKey: .type)
-        isOptional = try container.decode(Bool.self, forKey: .isOptional)
-        isIndexed = try container.decode(Bool.self, forKey: .isIndexed)
-        isUnique = try container.decode(Bool.self, forKey: .isUnique)
-        isFolded = try container.decodeIfPresent(Bool.self, forKey: .isFolded) ?? false
-        isSearchable = try container.decodeIfPresent(Bool.self, forKey: .isSearchable) ?? false
-        references = try container.decodeIfPresent(String.self, forKey: .references)
-    }
-
-    /// Encodes a column; the folding flags only when set, so that a column without them is
-    /// recorded exactly as before they existed.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(name, forKey: .name)
-        try container.encode(type, forKey: .type)
-        try container.encode(isOptional, forKey: .isOptional)
-        try container.encode(isIndexed, forKey: .isIndexed)
-        try container.encode(isUnique, forKey: .isUnique)
-        if isFolded { try container.encode(true, forKey: .isFolded) }
-        if isSearchable { try container.encode(true, forKey: .isSearchable) }
-        if let references { try container.encode(references, forKey: .references) }
-    }
-
-    /// The name of the column that holds a folded column's keys: `folio_<name>_folded`
-    /// (Folio's prefix, which no attribute may use).
-    static func foldedKeyColumn(of name: String) -> String { "folio_\(name)_folded" }
-
-    /// Whether a column name is that of a folded-key column (`folio_…_folded`).
-    static func isFoldedKeyColumn(_ name: String) -> Bool { foldedSource(ofKeyColumn: name) != nil }
-
-    /// The source column of a folded-key column's name (`folio_title_folded` → `title`).
-    static func foldedSource(ofKeyColumn name: String) -> String? {
-        let lower = name.lowercased()
-        guard lower.hasPrefix("folio_"), lower.hasSuffix("_folded"), name.count > 13 else { return nil }
-        return String(name.dropFirst(6).dropLast(7))
-    }
-
-    /// The columns of the column's index: the column — and for a folded key, its source
-    /// after it, so that a folded sort (key, then text, then rowid) is read from the index
-    /// alone, in order, without a lookup of each row or a sort of its ties.
-    var indexedColumns: [String] { Self.foldedSource(ofKeyColumn: name).map { [name, $0] } ?? [name] }
-
-    /// The column that holds this column's folded keys: nullable text, indexed.
-    var foldedKeySchema: ColumnSchema {
-        ColumnSchema(name: Self.foldedKeyColumn(of: name), type: .string, isOptional: true, isIndexed: true, isUnique: false)
-    }
-}
-
-/// A table as Folio declares it.
-public struct EntitySchema: Sendable, Hashable, Codable {
-    /// The table name.
-    public var name: String
-    /// The columns, in order (the `id` column is implicit).
-    public var columns: [ColumnSchema]
-    /// The compound indexes (``IndexDescription``), in declaration order.
-    public var indexes: [IndexSchema] = []
-
-    /// The canonical text the version hash is computed from. The folding flags and a
-    /// reference's target are added only when set, so an entity without them keeps the hash
-    /// it had before they existed.
-    var canonicalText: String {
-        var text = "folio-entity-1;\(name)"
-        for c in columns {
-            text +=
-                ";\(c.name):\(c.type.rawValue):\(c.isOptional ? "?" : "!"):\(c.isIndexed ? "i" : "-"):\(c.isUnique ? "u" : "-")"
-            if c.isFolded { text += ":f" }
-            if c.isSearchable { text += ":s" }
-            if let target = c.references { text += ":->\(target)" }
+        if type == .integer || type == .bool {
+            throw FolioError.unstorableValue(
+                entity: name, attribute: column,
+                reason: "\(Self.describeAboveInt64(number)) is above Int64.max (\(Int64.max)), the largest integer SQLite stores")
         }
-        for index in indexes { text += ";index:\(index.canonicalText)" }
-        return text
     }
 
-    /// Every column Folio stores, in order: the declared ones, then the folded-key column of
-    /// each folded one (which Folio writes, indexes and keeps current; see ``TextFolding``).
-    var storedColumns: [ColumnSchema] { columns + columns.filter(\.isFolded).map(\.foldedKeySchema) }
-
-    /// The folded columns: each source column with the column of its folded keys.
-    var foldedColumns: [(source: String, key: String)] {
-        columns.filter(\.isFolded).map { ($0.name, ColumnSchema.foldedKeyColumn(of: $0.name)) }
+    /// A number above `Int64.max` as the unsigned integer it was, where it is one.
+    static func describeAboveInt64(_ number: Double) -> String {
+        UInt64(exactly: number).map { "about \($0)" } ?? "\(number)"
     }
-
-    /// The folded-key columns of the searchable columns: what the full-text index holds.
-    var searchableKeyColumns: [String] {
-        columns.filter(\.isSearchable).map { ColumnSchema.foldedKeyColumn(of: $0.name) }
-    }
-
-    /// Whether Folio keeps folded keys for the entity.
-    var hasFoldedColumns: Bool { columns.contains(where: \.isFolded) }
-
-    /// A stable hash of the schema: FNV-1a (64 bits, hexadecimal) of a canonical text of
-    /// the table name and every column's name, type, optionality and index.
-    public var versionHash: String { fnv1a64Hex(canonicalText) }
-}
-
-extension EntitySchema {
-    private enum CodingKeys: String, CodingKey { case name, columns, indexes }
-
-    /// Decodes a table; its indexes are absent from what Folio recorded before them.
-    /// - Complexity: O(columns + index columns).
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            name: try container.decode(String.self, forKey: .name),
-            columns: try container.decode([ColumnSchema].self, forKey: .columns),
-            indexes: try container.decodeIfPresent([IndexSchema].self, forKey: .indexes) ?? [])
-    }
-
-    /// Encodes a table; its indexes only when it has some, so that a table without them is
-    /// recorded exactly as before they existed.
-    /// - Complexity: O(columns + index columns).
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(name, forKey: .name)
-        try container.encode(columns, forKey: .columns)
-        if !indexes.isEmpty { try container.encode(indexes, forKey: .indexes) }
-    }
-}
-
-/// FNV-1a, 64 bits: stable across processes, unlike `Hasher`.
-func fnv1a64(_ bytes: some Sequence<UInt8>, seed: UInt64 = 0xcbf2_9ce4_8422_2325) -> UInt64 {
-    var hash = seed
-    for byte in bytes {
-        hash ^= UInt64(byte)
-        hash &*= 0x100_0000_01b3
-    }
-    return hash
-}
-
-func fnv1a64Hex(_ text: String) -> String {
-    let value = fnv1a64(text.utf8)
-    let hex = String(value, radix: 16)
-    return String(repeating: "0", count: 16 - hex.count) + hex
 }

@@ -6,6 +6,21 @@ import Foundation
 /// attributes (columns). Folio creates the table and indexes from it, and builds and
 /// decodes records with `init()` and the attributes' writable key paths.
 ///
+/// The macro ``PersistentRecord(_:renamedFrom:)`` writes the entity and this conformance from
+/// the struct's stored properties:
+///
+/// ```swift
+/// @PersistentRecord
+/// struct Article {
+///     var id: RecordID?
+///     var title = ""
+///     @Stored(.indexed) var published = Date()
+///     var score = 0
+/// }
+/// ```
+///
+/// The same entity, written by hand (see <doc:DeclaringRecords>):
+///
 /// ```swift
 /// struct Article: PersistentRecord {
 ///     var id: RecordID?

@@ -80,14 +80,13 @@ public struct RelationshipDescription<Root: PersistentRecord>: @unchecked Sendab
     public static func toMany<Child: PersistentRecord>(
         _ inverse: KeyPath<Child, ToOne<Root>>, deleteRule: DeleteRule = .nullify
     ) -> RelationshipDescription {
-        let inverseDescription = String(describing: inverse)
-        return RelationshipDescription(
+        RelationshipDescription(
             kind: .toMany(
                 inverse: inverse,
                 child: {
                     ToManyTarget(
                         table: Child.entity.name, column: Child.entity.attribute(for: inverse)?.column,
-                        inverse: inverseDescription)
+                        inverse: KeyPathName.describe(inverse, in: Child.self))
                 }),
             deleteRule: deleteRule)
     }
@@ -145,12 +144,17 @@ struct RelatedKey: Sendable, Hashable {
     var type: AttributeType?
 }
 
-/// The optional attribute values, whose member through a `ToOne` is the second subscript.
+/// The optional attribute types (of any wrapped type: an ``AttributeValue`` or a `Codable`
+/// one), whose member through a `ToOne` is the second subscript.
 protocol OptionalAttributeValue {
+    /// `Wrapped`.
+    static var wrappedType: Any.Type { get }
     static func toOneMember<Root: PersistentRecord>(_ keyPath: AnyKeyPath, of root: Root.Type) -> AnyKeyPath?
 }
 
-extension Optional: OptionalAttributeValue where Wrapped: AttributeValue {
+extension Optional: OptionalAttributeValue {
+    static var wrappedType: Any.Type { Wrapped.self }
+
     static func toOneMember<Root: PersistentRecord>(_ keyPath: AnyKeyPath, of root: Root.Type) -> AnyKeyPath? {
         guard let typed = keyPath as? KeyPath<Root, Wrapped?> else { return nil }
         return \ToOne<Root>.[dynamicMember: typed]

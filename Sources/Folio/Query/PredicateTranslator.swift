@@ -35,7 +35,10 @@ struct PredicateTranslator<R: PersistentRecord> {
     }
 
     func column(_ keyPath: AnyKeyPath) throws -> SQLTerm {
-        .column(SQLBuilder.quote(try entity.column(for: keyPath)))
+        if let attribute = entity.attribute(for: keyPath), attribute.type == .json {
+            throw Self.notQueryable(attribute.column, of: entity.name, keyPath: keyPath)
+        }
+        return .column(SQLBuilder.quote(try entity.column(for: keyPath)))
     }
 
     /// The target's attribute `member` through the to-one at `reference` (`$0.source.name`),
@@ -44,6 +47,9 @@ struct PredicateTranslator<R: PersistentRecord> {
         guard let attribute = entity.attribute(for: reference), attribute.reference != nil else { return nil }
         if member.isToOneIdentifier { return .column(SQLBuilder.quote(attribute.column)) }
         guard let key = entity.relatedKey(reference: reference, member: member) else { return nil }
+        if key.type == .json {
+            throw Self.notQueryable(key.targetColumn, of: key.targetTable, keyPath: member, through: attribute.column)
+        }
         related.tables.append(RelatedTable(table: key.targetTable, column: key.referenceColumn))
         return .expression(SQLFragment(SQLBuilder.relatedValue(key, table: entity.name)))
     }
@@ -233,7 +239,7 @@ extension PredicateExpressions.NilLiteral: FolioTranslatableExpression {
 
 extension PredicateExpressions.Equal: FolioTranslatableExpression {
     func sqlTerm<R>(_ t: PredicateTranslator<R>) throws -> SQLTerm {
-        let (l, r) = PredicateTranslator<R>.foldingValues(try t.term(lhs), try t.term(rhs))
+        let (l, r) = try t.encodedOperands(lhs, rhs) ?? PredicateTranslator<R>.foldingValues(try t.term(lhs), try t.term(rhs))
         if l.isNull { return .expression(SQLFragment("(\(r.fragment.sql) IS NULL)", r.fragment.arguments)) }
         if r.isNull { return .expression(SQLFragment("(\(l.fragment.sql) IS NULL)", l.fragment.arguments)) }
         if case .value = r { return SQLTerm.combine(l, "=", r) }
@@ -244,7 +250,7 @@ extension PredicateExpressions.Equal: FolioTranslatableExpression {
 
 extension PredicateExpressions.NotEqual: FolioTranslatableExpression {
     func sqlTerm<R>(_ t: PredicateTranslator<R>) throws -> SQLTerm {
-        let (l, r) = PredicateTranslator<R>.foldingValues(try t.term(lhs), try t.term(rhs))
+        let (l, r) = try t.encodedOperands(lhs, rhs) ?? PredicateTranslator<R>.foldingValues(try t.term(lhs), try t.term(rhs))
         return SQLTerm.combine(l, "IS NOT", r)  // nil != "a" is true, as in Swift
     }
 }
@@ -260,7 +266,7 @@ extension PredicateExpressions.Comparison: FolioTranslatableExpression {
         @unknown default:
             throw FolioError.unsupportedPredicate(expression: "Comparison \(self.op)", reason: "unknown operator")
         }
-        let (l, r) = PredicateTranslator<R>.foldingValues(try t.term(lhs), try t.term(rhs))
+        let (l, r) = try t.orderedOperands(lhs, rhs)
         return SQLTerm.combine(l, op, r)
     }
 }
@@ -332,70 +338,15 @@ extension PredicateExpressions.UnaryMinus: FolioTranslatableExpression {
     }
 }
 
-extension PredicateExpressions.CollectionContainsCollection: FolioTranslatableExpression {
-    func sqlTerm<R>(_ t: PredicateTranslator<R>) throws -> SQLTerm {
-        guard Base.Output.self == String.self || Base.Output.self == Substring.self else {
-            throw FolioError.unsupportedPredicate(
-                expression: "CollectionContainsCollection on \(Base.Output.self)", reason: "only String.contains(_:) is supported"
-            )
-        }
-        let (baseTerm, otherTerm) = PredicateTranslator<R>.foldingValues(try t.term(self.base), try t.term(self.other))
-        return .expression(SQLTerm.contains(baseTerm, otherTerm))
-    }
-}
-
-extension SQLTerm {
-    /// `base` contains `other`: instr is exact and case-sensitive, like Swift's contains
-    /// (LIKE would not be); on folded text both sides are folded, which makes it `[cd]`.
-    static func contains(_ base: SQLTerm, _ other: SQLTerm) -> SQLFragment {
-        let base = base.fragment, other = other.fragment
-        return SQLFragment("(instr(\(base.sql), \(other.sql)) > 0)", base.arguments + other.arguments)
-    }
-
-    /// Folded text that starts with `prefix`, as a range of the folded key — `key >= prefix
-    /// AND key < next`, where `next` is the prefix with its last byte raised, the first
-    /// text of bytes after every text that starts with it — so that the key's index serves.
-    static func foldedStartsWith(_ key: SQLFragment, prefix: String) -> SQLFragment {
-        var upper = Array(prefix.utf8)
-        while upper.last == 0xFF { upper.removeLast() }
-        let low = SQLBuilder.textPlaceholder(bytes: Array(prefix.utf8))
-        guard let last = upper.popLast() else {
-            // The empty prefix: every text (and no NULL).
-            return SQLFragment("(\(key.sql) >= \(low.sql))", key.arguments + low.arguments)
-        }
-        let high = SQLBuilder.textPlaceholder(bytes: upper + [last + 1])
-        return SQLFragment(
-            "(\(key.sql) >= \(low.sql) AND \(key.sql) < \(high.sql))",
-            key.arguments + low.arguments + key.arguments + high.arguments)
-    }
-}
-
-extension PredicateExpressions.SequenceStartsWith: FolioTranslatableExpression {
-    func sqlTerm<R>(_ t: PredicateTranslator<R>) throws -> SQLTerm {
-        guard Base.Output.self == String.self else {
-            throw FolioError.unsupportedPredicate(
-                expression: "SequenceStartsWith on \(Base.Output.self)", reason: "only String.starts(with:) is supported")
-        }
-        let (baseTerm, prefixTerm) = PredicateTranslator<R>.foldingValues(try t.term(self.base), try t.term(self.prefix))
-        if case .folded(let key) = baseTerm, case .value(let value) = prefixTerm, case .string(let text) = value.storage {
-            return .expression(SQLTerm.foldedStartsWith(key, prefix: text))
-        }
-        // The first occurrence is at 1 exactly when base starts with prefix. Unlike
-        // substr/length, instr compares every byte (length stops at a NUL).
-        let base = baseTerm.fragment, prefix = prefixTerm.fragment
-        return .expression(SQLFragment("(instr(\(base.sql), \(prefix.sql)) = 1)", base.arguments + prefix.arguments))
-    }
-}
-
 extension PredicateExpressions.SequenceContains: FolioTranslatableExpression {
     func sqlTerm<R>(_ t: PredicateTranslator<R>) throws -> SQLTerm {
-        let sequence = try t.term(self.sequence)
+        let sequence = try t.encodedList(self.sequence, element: self.element) ?? t.term(self.sequence)
         guard case .list(let listed) = sequence else {
             throw FolioError.unsupportedPredicate(
                 expression: "SequenceContains",
                 reason: "only membership in a literal array, like [a, b].contains($0.x), is supported")
         }
-        let elementTerm = try t.term(self.element)
+        let elementTerm = try t.containedElement(self.element)
         let values = if case .folded = elementTerm { sequence.foldedValue.listValues } else { listed }
         let element = elementTerm.fragment
         // `x IN (…, NULL)` is never true for a NULL x, while Swift finds nil in [a, nil].
@@ -409,20 +360,3 @@ extension PredicateExpressions.SequenceContains: FolioTranslatableExpression {
         return .expression(SQLFragment("(\(membership.sql) OR \(isNull.sql))", membership.arguments + isNull.arguments))
     }
 }
-
-#if canImport(Darwin)
-/// `localizedStandardContains` (SwiftData's search predicate) on a folded attribute is its
-/// folded `contains`, Core Data's `CONTAINS[cd]`. Untested: Apple's Foundation has this
-/// expression and Linux's does not, so this is compiled on Apple platforms only.
-@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-extension PredicateExpressions.StringLocalizedStandardContains: FolioTranslatableExpression {
-    func sqlTerm<T>(_ t: PredicateTranslator<T>) throws -> SQLTerm {
-        guard let keyPath = (root as? any FolioKeyPathExpression)?.attributeKeyPath else {
-            throw FolioError.unsupportedPredicate(
-                expression: "StringLocalizedStandardContains", reason: "only on an attribute of the record itself")
-        }
-        let key = try t.foldedKey(ofAttributeAt: keyPath)
-        return .expression(SQLTerm.contains(key, try t.term(other).foldedValue))
-    }
-}
-#endif

@@ -289,12 +289,16 @@ extension RecordRequest {
                 continue
             }
             if let related = try entity.relatedKey(for: keyPath) {
+                if related.type == .json {
+                    throw Self.unorderable(related.targetColumn, of: related.targetTable, descriptor: descriptor)
+                }
                 order.append(
                     OrderTerm(column: related.targetColumn, type: related.type, descending: descending, related: related))
                 continue
             }
             let column = try entity.column(for: keyPath)
             let type = entity.attribute(for: keyPath)?.type
+            if type == .json { throw Self.unorderable(column, of: entity.name, descriptor: descriptor) }
             order.append(OrderTerm(column: column, type: type, descending: descending))
         }
         if order.last?.isRowID != true {
@@ -320,6 +324,16 @@ extension RecordRequest {
 }
 
 extension RecordRequest {
+    /// The error for a sort by an attribute stored as JSON, whose text does not order as
+    /// the values do.
+    static func unorderable(_ column: String, of entity: String, descriptor: SortDescriptor<R>) -> FolioError {
+        .unsupportedSortDescriptor(
+            entity: entity,
+            description:
+                "\(descriptor) ('\(column)' is a Codable value stored as JSON text, which does not order as the values do: sort by another attribute)"
+        )
+    }
+
     /// On Apple platforms, a `SortDescriptor` with a localized string comparator
     /// (`.localized` or `.localizedStandard`, the default there for `String` key paths) on a
     /// folded attribute sorts by its folded key, as `\.title.folded` does. Untested: this

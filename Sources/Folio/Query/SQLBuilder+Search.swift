@@ -52,12 +52,14 @@ extension SQLBuilder {
         ]
     }
 
-    /// The folded columns and their keys of rows, by rowid: `id, source1, key1, source2, key2…`.
+    /// The folded columns and their keys of rows, by rowid: `id, source1, key1, source2, key2…`;
+    /// of one row (`id = ?`), or of the first `?2` rows from `?1` on (`range`: inclusive, so
+    /// that a row of id `Int64.min` is read too).
     static func foldedValues(table: String, pairs: [(source: String, key: String)], range: Bool) -> String {
         let columns = pairs.flatMap { [quote($0.source), quote($0.key)] }.joined(separator: ", ")
         let filter =
             range
-            ? "\(quote("id")) > ? ORDER BY \(quote("id")) LIMIT ?"
+            ? "\(quote("id")) >= ? ORDER BY \(quote("id")) LIMIT ?"
             : "\(quote("id")) = ?"
         return "SELECT \(quote("id")), \(columns) FROM \(quote(table)) WHERE \(filter)"
     }
@@ -134,11 +136,20 @@ extension SQLBuilder {
         ]
     }
 
-    /// Fills a new full-text index from the table's folded keys.
-    static func fillSearchTable(_ schema: EntitySchema) -> String {
-        let keys = schema.searchableKeyColumns.map(quote)
+    /// Fills a new full-text index from the table's folded keys: every row, or (`range`) the
+    /// rows whose id is in `?1...?2`.
+    static func fillSearchTable(_ schema: EntitySchema, range: Bool = false) -> String {
+        let keys = schema.searchableKeyColumns.map(quote), id = quote("id")
         return
-            "INSERT INTO \(quote(searchTable(schema.name))) (rowid, \(keys.joined(separator: ", "))) SELECT \(quote("id")), \(keys.joined(separator: ", ")) FROM \(quote(schema.name))"
+            "INSERT INTO \(quote(searchTable(schema.name))) (rowid, \(keys.joined(separator: ", "))) SELECT \(id), \(keys.joined(separator: ", ")) FROM \(quote(schema.name))"
+            + (range ? " WHERE \(id) BETWEEN ? AND ?" : "")
+    }
+
+    /// The largest id and the number of rows among the first `?2` rows of a table from id
+    /// `?1` on (`NULL` and 0 past the last row): the next batch of a batched pass over it.
+    static func nextBatch(table: String) -> String {
+        let id = quote("id")
+        return "SELECT max(\(id)), count(*) FROM (SELECT \(id) FROM \(quote(table)) WHERE \(id) >= ? ORDER BY \(id) LIMIT ?)"
     }
 
     /// Whether an entity's full-text index has the table's rows: as many, with the same

@@ -16,7 +16,7 @@ import GRDBSQLite
 /// filter and order and one more bound on the key:
 ///
 /// - descending: `key < k` (attribute sections) or `key < firstSeconds(day(k))` (days:
-///   ``DayNumber/firstSeconds(ofDay:offsetSeconds:)``), then `key IS NULL` when no value is
+///   ``DayNumber/firstSeconds(ofDay:in:)``, exact for the zone's 23- and 25-hour days), then `key IS NULL` when no value is
 ///   left (NULLs sort last);
 /// - ascending: `key IS NOT NULL` after the NULLs, `key > k` or `key > lastSeconds(day(k))`.
 ///
@@ -54,8 +54,8 @@ struct SectionBoundarySeek {
     enum Mode: Equatable {
         /// The key itself (attribute sections).
         case value
-        /// The key's day at this offset from UTC, in seconds.
-        case day(offsetSeconds: Int)
+        /// The key's local day in the zone.
+        case day(DayZone)
         /// The key's first letter (``FirstLetter``).
         case firstLetter
     }
@@ -69,7 +69,7 @@ struct SectionBoundarySeek {
         switch section.kind {
         case .value where plain: mode = .value
         case .value where section.fragment.sql == SQLBuilder.section(firstLetterOf: first.column).sql: mode = .firstLetter
-        case .day(let offset) where plain: mode = .day(offsetSeconds: offset)
+        case .day(let zone) where plain: mode = .day(zone)
         default: return nil
         }
         self.init(firstKeyOf: query, mode: mode)
@@ -145,11 +145,11 @@ struct SectionBoundarySeek {
         let bound: SQLFragment?
         switch key {
         case .integer(let value):
-            guard case .day(let offset) = mode else { return past(SQLFragment("?", [value.databaseValue])) }
-            bound = dayBound(DayNumber.of(seconds: Double(value), offsetSeconds: offset), offset)
+            guard case .day(let zone) = mode else { return past(SQLFragment("?", [value.databaseValue])) }
+            bound = dayBound(zone.day(of: Double(value)), zone)
         case .real(let value):
-            guard case .day(let offset) = mode else { return past(SQLFragment("?", [value.databaseValue])) }
-            bound = dayBound(DayNumber.of(seconds: value, offsetSeconds: offset), offset)
+            guard case .day(let zone) = mode else { return past(SQLFragment("?", [value.databaseValue])) }
+            bound = dayBound(zone.day(of: value), zone)
         case .text(let bytes): bound = SQLBuilder.exactPlaceholder(text: bytes)
         case .blob(let bytes): bound = SQLFragment("?", [Data(bytes).databaseValue])
         case .null: bound = nil
@@ -189,11 +189,11 @@ struct SectionBoundarySeek {
         return .atLeast(value(next))
     }
 
-    private func dayBound(_ day: Int64, _ offset: Int) -> SQLFragment? {
+    private func dayBound(_ day: Int64, _ zone: DayZone) -> SQLFragment? {
         let seconds =
             descending
-            ? DayNumber.firstSeconds(ofDay: day, offsetSeconds: offset)
-            : DayNumber.lastSeconds(ofDay: day, offsetSeconds: offset)
+            ? DayNumber.firstSeconds(ofDay: day, in: zone)
+            : DayNumber.lastSeconds(ofDay: day, in: zone)
         // Past ±infinity there is no number, but text and blobs sort after every number.
         if descending && seconds == -.infinity { return nil }
         return SQLFragment("?", [seconds.databaseValue])
@@ -232,7 +232,7 @@ struct SectionBoundarySeek {
     func section(of key: SQLiteValue) -> SQLiteValue {
         switch mode {
         case .value: return key
-        case .day(let offset): return DayNumber.value(of: key, offsetSeconds: offset)
+        case .day(let zone): return DayNumber.value(of: key, in: zone)
         case .firstLetter:
             switch key {
             case .text(let bytes): return .text(FirstLetter.prefix(of: bytes))

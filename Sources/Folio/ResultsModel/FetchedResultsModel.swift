@@ -23,13 +23,15 @@ import Observation
 /// - **One notification per commit that changes what it shows**, none for a commit that
 ///   does not touch its results (another entity, rows its predicate excludes), and none
 ///   for reading: loading a batch changes nothing an observer can see. The results are one
-///   observed value, replaced once per delivered change set. (A commit by another process
-///   to the model's table is a reload, so one notification even when it touched only rows
-///   the model does not show: SQLite does not say which rows another process changed.)
+///   observed value, replaced once per delivered change set. A commit by another process
+///   or connection arrives as an ordinary change set too (the change log names the rows it
+///   changed): one notification if it changes what the model shows, none otherwise.
 /// - **Filter and sort are settable** (``predicate``, ``sortBy``, ``fetchRequest``); each
 ///   change is applied to the live controller and arrives as one notification, leaving the
 ///   model as a fresh fetch of the new request would.
-/// - **Loading state and errors are observable**: ``loadingState`` and ``lastError``.
+/// - **Loading state and errors are observable**: ``loadingState`` and ``lastError``. A
+///   commit that recovers from an error, or a fetch that clears one, changes the results
+///   and ``lastError`` in one notification, whichever of the two an observer reads.
 ///
 /// The model is isolated to the main actor and owns its controller. It reads nothing until
 /// `performFetch()` (so creating one in a SwiftUI view's initializer is cheap), then
@@ -90,7 +92,18 @@ public final class FetchedResultsModel<R: PersistentRecord> {
     /// never notifies): use ``FetchedItem/loadRecord()`` to get that error.
     ///
     /// - Complexity: O(1).
-    public internal(set) var lastError: FolioError?
+    public internal(set) var lastError: FolioError? {
+        get {
+            access(keyPath: \.lastError)
+            access(keyPath: \.resultsAndError)
+            return storedError
+        }
+        set {
+            // As the `@Observable` macro does for an equatable value: no change, no notification.
+            guard newValue != storedError else { return }
+            withMutation(keyPath: \.lastError) { storedError = newValue }
+        }
+    }
 
     /// Whether every row of the results is known: `false` while a long list, shown from its
     /// first screen, is read in the background (see
@@ -100,7 +113,24 @@ public final class FetchedResultsModel<R: PersistentRecord> {
     /// - Complexity: O(1).
     public internal(set) var isComplete = true
 
-    var content: Content
+    /// The results, observed under their own key path and under ``resultsAndError``.
+    var content: Content {
+        get {
+            access(keyPath: \.content)
+            access(keyPath: \.resultsAndError)
+            return storedContent
+        }
+        set { withMutation(keyPath: \.content) { storedContent = newValue } }
+    }
+
+    /// ``content`` and ``lastError`` are kept here and observed by hand: each under its own
+    /// key path, and both under ``resultsAndError``, the one key path a change of both is
+    /// announced under (``show(_:clearingError:)``) — one notification for an observer that
+    /// reads either or both, where two assignments would notify one that reads both twice.
+    @ObservationIgnored private var storedContent: Content
+    @ObservationIgnored private var storedError: FolioError?
+    /// The key path of a change of both the results and the error (it holds nothing).
+    private var resultsAndError: Void { () }
 
     /// The controller the model follows (internal: tests hold it weakly to see it released).
     @ObservationIgnored private(set) var controller: FetchedResultsController<R>
@@ -130,7 +160,7 @@ public final class FetchedResultsModel<R: PersistentRecord> {
         let relay = FetchedResultsModelRelay<R>()
         self.relay = relay
         self.controller = FetchedResultsController(request, store: store, sectionBy: sectionBy, cacheName: cacheName)
-        self.content = Content(
+        self.storedContent = Content(
             request: request, sectionKey: sectionBy, sections: [], items: FetchedItems(records: .empty(store), bounds: 0..<0))
         relay.model = self
         controller.delegate = relay
@@ -154,6 +184,13 @@ public final class FetchedResultsModel<R: PersistentRecord> {
     ///
     /// - Complexity: O(1).
     public var sectionKey: SectionKey<R>? { content.sectionKey }
+
+    /// The time zone the `.day` sections shown are in: the key's, or the user's
+    /// (`TimeZone.current`) at the last fetch (``FetchedResultsController/sectionTimeZone``).
+    /// `nil` before the first fetch and for other keys. Show times in it.
+    ///
+    /// - Complexity: O(1).
+    public var sectionTimeZone: TimeZone? { controller.sectionTimeZone }
 
     // MARK: Fetching
 
@@ -220,9 +257,9 @@ public final class FetchedResultsModel<R: PersistentRecord> {
     /// A change set arrived from `source`: one notification, unless it changes nothing.
     func controller(_ source: FetchedResultsController<R>, didDeliver changes: ChangeSet) {
         guard source === controller, !applyingRequest, !changes.isEmpty else { return }
-        content = makeContent(request: content.request, sectionBy: content.sectionKey)
+        // A commit after a failure recovers: the results and the error as one change.
+        show(makeContent(request: content.request, sectionBy: content.sectionKey), clearingError: true)
         if isComplete != controller.isComplete { isComplete = controller.isComplete }
-        lastError = nil
     }
 
     /// `source` could not follow a commit.
@@ -234,11 +271,24 @@ public final class FetchedResultsModel<R: PersistentRecord> {
     /// Shows what a fetch or request change produced: one notification for the results
     /// (the error and loading state notify only their own observers, and only if they change).
     func showFetched(request: RecordRequest<R>, sectionBy: SectionKey<R>?) {
-        content = makeContent(request: request, sectionBy: sectionBy)
+        show(makeContent(request: request, sectionBy: sectionBy), clearingError: true)
         if isComplete != controller.isComplete { isComplete = controller.isComplete }
         hasResults = true
-        lastError = nil
         loadingState = .loaded
+    }
+
+    /// Shows new results and, when `clearingError`, clears ``lastError``: when there is an
+    /// error to clear, both change in one mutation — one notification for every observer of
+    /// either — and otherwise the results alone.
+    func show(_ new: Content, clearingError: Bool) {
+        if clearingError, storedError != nil {
+            withMutation(keyPath: \.resultsAndError) {
+                storedContent = new
+                storedError = nil
+            }
+        } else {
+            content = new
+        }
     }
 
     /// Records an error (cancellation is not one) and returns it to throw.
@@ -305,6 +355,6 @@ final class FetchedResultsModelRelay<R: PersistentRecord>: FetchedResultsControl
 extension FetchedRecords {
     /// Results with no rows (before a fetch).
     static func empty(_ store: Store) -> FetchedRecords {
-        FetchedRecords(loader: BatchLoader<R>(store: store, identifiers: IdentifierList(), batchSize: 1, maxBatches: 1))
+        FetchedResultsController<R>.noRecords(in: store)
     }
 }

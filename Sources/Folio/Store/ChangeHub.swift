@@ -58,97 +58,6 @@ extension CommitSubscriber {
     }
 }
 
-/// What the subscribers of one commit notification read, each read once: every subscriber
-/// reads at the same state, so what two of them would read alike is read for the first and
-/// handed to the second. The change tokens of the tables the commit reaches (twenty
-/// controllers of a table cost one lookup, not twenty), and the rows a tracker reads by a
-/// statement — its SQL and exact arguments (``SQLFragment/fingerprint``): the changed rows
-/// of a list with the same filter and sort as another, the sort keys of one row for a
-/// binary search along the same sort. Writer's queue only, for one notification; gone
-/// with it.
-final class CommitTokens {
-    private var read: [String: ChangeToken] = [:]
-    /// Whether rows are kept for later subscribers: not when one subscriber follows the
-    /// commit (nobody could ask again, and keeping a thousand-row commit's probes cost more
-    /// than reading them).
-    let sharesRows: Bool
-
-    /// `sharesRows`: several subscribers follow this commit.
-    init(sharesRows: Bool = true) {
-        self.sharesRows = sharesRows
-    }
-
-    private struct RowsKey: Hashable {
-        var statement: String
-        var identifiers: String
-    }
-
-    /// A probe: its statement by number (``probeStatement(_:)``), so that a binary search's
-    /// thousands of lookups hash two integers, not the statement's text.
-    private struct ProbeKey: Hashable {
-        var statement: Int
-        var id: Int64
-    }
-
-    private var rows: [RowsKey: [[SQLiteValue]]] = [:]
-    private var probeStatements: [String: Int] = [:]
-    /// `.some(nil)`: the row is gone.
-    private var keyed: [ProbeKey: [SQLiteValue]?] = [:]
-
-    /// The rows a statement reads with `identifiers` bound (a JSON array), read by `body`
-    /// the first time it is asked for; `shared` is true when they come from an earlier read.
-    /// `statement` identifies the statement and every other argument exactly.
-    func rows(
-        _ statement: String, identifiers: String, _ body: () throws -> [[SQLiteValue]]
-    ) rethrows -> (rows: [[SQLiteValue]], shared: Bool) {
-        guard sharesRows else { return (try body(), false) }
-        let key = RowsKey(statement: statement, identifiers: identifiers)
-        if let known = rows[key] { return (known, true) }
-        let read = try body()
-        rows[key] = read
-        return (read, false)
-    }
-
-    /// The number that stands for a probe statement (its SQL and exact arguments) in
-    /// ``row(_:id:_:)`` for this commit.
-    func probeStatement(_ statement: String) -> Int {
-        if let known = probeStatements[statement] { return known }
-        let number = probeStatements.count
-        probeStatements[statement] = number
-        return number
-    }
-
-    /// The one row probe statement `statement` (``probeStatement(_:)``) reads with rowid `id`
-    /// bound (`nil`: none), read by `body` the first time it is asked for; `shared` as in
-    /// ``rows(_:identifiers:_:)``.
-    func row(_ statement: Int, id: Int64, _ body: () throws -> [SQLiteValue]?) rethrows -> (
-        row: [SQLiteValue]?, shared: Bool
-    ) {
-        guard sharesRows else { return (try body(), false) }
-        let key = ProbeKey(statement: statement, id: id)
-        if let known = keyed[key] { return (known, true) }
-        let read = try body()
-        if keyed.isEmpty { keyed.reserveCapacity(256) }
-        keyed[key] = .some(read)
-        return (read, false)
-    }
-
-    /// The change token of `table`, read on `db` the first time it is asked for.
-    func token(of table: String, _ db: Database) throws -> ChangeToken {
-        if let token = read[table] { return token }
-        let token = try Store.changeToken(table: table, db)
-        read[table] = token
-        return token
-    }
-
-    /// The change token of several tables (a list's and those it reads through to-ones):
-    /// ``ChangeToken/combining(_:)`` of each one's token, each read once per commit.
-    func token(of tables: [String], _ db: Database) throws -> ChangeToken {
-        if tables.count == 1 { return try token(of: tables[0], db) }
-        return ChangeToken.combining(try tables.map { try token(of: $0, db) })
-    }
-}
-
 /// Turns the change log into one set of changed rowids per table per commit followed, and
 /// hands them to subscribers on the writer's queue.
 ///
@@ -209,6 +118,11 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         subscribers.withLock { $0[ObjectIdentifier(subscriber)] = Weak(subscriber: subscriber) }
     }
 
+    /// Whether any subscriber follows the store now (a live list).
+    var hasSubscribers: Bool {
+        subscribers.withLock { subscribers in subscribers.values.contains { $0.subscriber != nil } }
+    }
+
     func unsubscribe(_ subscriber: any CommitSubscriber) {
         _ = subscribers.withLock { $0.removeValue(forKey: ObjectIdentifier(subscriber)) }
     }
@@ -261,6 +175,33 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         return dataVersion.map { $0 != version } ?? false
     }
 
+    /// Why the next follow must tell every subscriber of changes of unknown rows (the log
+    /// may lack rows: ``changesWentUnlogged(_:)``), if it must. Writer queue only.
+    private var unloggedReason: String?
+
+    /// Rows may have changed without being logged (another program dropped the triggers that
+    /// log them; they were made again): the next follow — right after the commit that
+    /// repaired them — tells every subscriber that rows of unknown identity changed, so each
+    /// rescans (and delivers ``ChangeSet/reload`` if its table's token moved). Writer queue,
+    /// inside the repairing transaction.
+    func changesWentUnlogged(_ reason: String) {
+        unloggedReason = reason
+    }
+
+    /// The log's end when the hub last found that rows may have changed without being
+    /// logged (`Int64.min`: never). Set before the subscribers of that moment are told.
+    private let unloggedThrough = Locked(Int64.min)
+
+    /// Whether the log holds every row changed after `seq` — unless the log was trimmed or
+    /// went back, which ``ResultsUpdater/loggedRows(after:_:)`` sees itself: no change went
+    /// unlogged (``changesWentUnlogged(_:)``) since a state read at `seq`. A tracker resuming
+    /// from a state read before it subscribed asks this after subscribing: a later loss is
+    /// told to it as changes of unknown rows.
+    /// - Complexity: O(1).
+    func logHoldsEveryChange(after seq: Int64) -> Bool {
+        unloggedThrough.current < seq
+    }
+
     /// Whether subscribers were told that the file's model version changed (once is enough).
     private var toldModelChange = false
 
@@ -300,11 +241,17 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
     /// transaction on the writer connection (subscribers read in it too: GRDB announces its
     /// end to every observer of the writer as an empty transaction that commits, which the
     /// hub does not follow again). Writer queue only, outside a write transaction.
-    func follow(_ db: Database) {
+    ///
+    /// `then` runs in that transaction once every subscriber was told of the commits up to
+    /// the state it reads: a tracker's catch-up (``ResultsTracker/catchUp(_:)``) then takes
+    /// the commits the hub had not followed yet in the same change set, instead of reading
+    /// them at its state and being told them again by the next follow. Not run when the log
+    /// cannot be read: every subscriber is told of unknown rows instead.
+    func follow(_ db: Database, then: ((Database) -> Void)? = nil) {
         guard !following else { return }
         following = true
         defer { following = false }
-        if subscribers.withLock({ $0.isEmpty }) {
+        if then == nil, subscribers.withLock({ $0.isEmpty }) {
             // Nobody to tell: one statement. The log's end is read before the subscribers are
             // looked at, so one who subscribes after reads a state with every row up to it.
             do {
@@ -312,6 +259,8 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
                 if subscribers.withLock({ $0.isEmpty }) {
                     lastSeq = end
                     changeIDs = nil
+                    if unloggedReason != nil { unloggedThrough.withLock { $0 = end } }
+                    unloggedReason = nil
                     return
                 }
             } catch {
@@ -323,6 +272,7 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         do {
             if began { try db.beginTransaction(.deferred) }
             try followInTransaction(db)
+            then?(db)
             if began { try db.commit() }
         } catch {
             if began { do { try db.commit() } catch { try? db.rollback() } }
@@ -339,6 +289,13 @@ final class ChangeHub: TransactionObserver, @unchecked Sendable {
         let previous = changeIDs
         changeIDs = ids
         let live = liveSubscribers
+        if let reason = unloggedReason {
+            // What the log says is not all that changed: everything is read again.
+            unloggedReason = nil
+            lastSeq = try Int64.fetchOne(db.cachedStatement(sql: SQLBuilder.changeLogLast)) ?? lastSeq
+            unloggedThrough.withLock { [lastSeq] in $0 = lastSeq }
+            return tellUnknownRows(db, reason: reason)
+        }
         guard previous != ids else { return }
         let written = tables.filter { table in previous.map { $0[table] != ids[table] } ?? true }
         var changes: [String: Set<Int64>] = [:]

@@ -86,6 +86,12 @@ final class ChangeWatcher: @unchecked Sendable {
     private var notifiedSinceHeartbeat = false
     /// Tests: notifications are counted but do not wake the store (a lost notification).
     private let dropsNotifications: Bool
+    /// Whether the store follows the file for a live list now: then every heartbeat wakes
+    /// it (one `PRAGMA data_version`), whatever the files' stamps say (``heartbeatFired(path:)``).
+    private let isFollowed: @Sendable () -> Bool
+    /// Tests: the files' stamps as the heartbeat reads them (a file system whose stamps do
+    /// not change).
+    private let stamp: @Sendable (String) -> FileStamp
 
     /// After a notification: checked at once, then again after these delays unless another
     /// notification came meanwhile.
@@ -116,11 +122,15 @@ final class ChangeWatcher: @unchecked Sendable {
         path: String, notifications: Bool = true, dropsNotifications: Bool = false,
         heartbeat: DispatchTimeInterval = ChangeWatcher.heartbeat,
         polling: Duration = ChangeWatcher.pollingInterval,
-        notified: (@Sendable () -> Void)? = nil, wake: @escaping @Sendable () -> Void
+        notified: (@Sendable () -> Void)? = nil, isFollowed: @escaping @Sendable () -> Bool = { false },
+        stamp: @escaping @Sendable (String) -> FileStamp = { FileStamp(path: $0) },
+        wake: @escaping @Sendable () -> Void
     ) {
         let queue = DispatchQueue(label: "folio.change-watcher")
         self.queue = queue
         self.wake = wake
+        self.isFollowed = isFollowed
+        self.stamp = stamp
         self.notificationCount = notified
         self.dropsNotifications = dropsNotifications
         // The handler reaches the watcher through a box set once the watcher exists (the
@@ -167,7 +177,7 @@ final class ChangeWatcher: @unchecked Sendable {
         self.source = source
         box.watcher = self
         source?.resume()
-        queue.async { [weak self] in self?.lastStamp = FileStamp(path: path) }
+        queue.async { [weak self] in self?.lastStamp = stamp(path) }
         timer.resume()
         rechecks.schedule(deadline: .distantFuture)
         rechecks.resume()
@@ -240,14 +250,20 @@ final class ChangeWatcher: @unchecked Sendable {
     /// frames are written, before the writer's `fsync` and its publication in the `-shm`. A
     /// heartbeat in between finds nothing to read, and the next one finds the files as this
     /// one left them: without a re-check, the commit would wait for the store's next write.
+    ///
+    /// And while a live list follows the store, every heartbeat wakes it whatever the files
+    /// say: one `PRAGMA data_version` a second. It finds a commit published after every
+    /// re-check of its notification ran (a writer whose `fsync` took seconds on a loaded
+    /// machine, a file system whose stamps do not move), which nothing else would look for
+    /// until the store's next write. An idle store costs two `stat` calls a second.
     private func heartbeatFired(path: String) {
-        let stamp = FileStamp(path: path)
+        let stamp = self.stamp(path)
         defer {
             lastStamp = stamp
             notifiedSinceHeartbeat = false
         }
-        guard !notifiedSinceHeartbeat, stamp != lastStamp else { return }
-        wakeAndRecheck()
+        if !notifiedSinceHeartbeat, stamp != lastStamp { return wakeAndRecheck() }
+        if isFollowed() { wake() }
     }
 
     /// The watcher a notification handler reaches, set once it is made (a notification
@@ -284,6 +300,11 @@ final class ChangeWatcher: @unchecked Sendable {
 /// another program writes either.
 struct FileStamp: Equatable, Sendable {
     private var parts: [Int64]
+
+    /// Tests: a stamp that never moves, as on a file system whose times lag its writes.
+    static let frozen = FileStamp(parts: [])
+
+    private init(parts: [Int64]) { self.parts = parts }
 
     init(path: String) {
         parts = []

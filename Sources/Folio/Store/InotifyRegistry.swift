@@ -30,8 +30,7 @@ import Glibc
 /// The descriptor stays open for the life of the process once made. When it cannot be made
 /// (the user's instances are all taken), it is tried again at the next store's watch, and
 /// meanwhile stores poll (``ExternalChangeDetection/polling(interval:)``).
-final class InotifyRegistry: @unchecked Sendable {
-    // @unchecked Sendable: every mutable field is read and written under `lock`.
+final class InotifyRegistry: Sendable {
     static let shared = InotifyRegistry()
 
     /// What a store watches: its database file, its `-wal`, and their directory.
@@ -40,7 +39,7 @@ final class InotifyRegistry: @unchecked Sendable {
     }
 
     /// One store's registration.
-    private struct Subscriber {
+    fileprivate struct Subscriber {
         var paths: [Kind: String]
         /// The names, in the directory, of the database file and the `-wal`.
         var names: [String: Kind]
@@ -69,17 +68,21 @@ final class InotifyRegistry: @unchecked Sendable {
         var eventsRead = 0
     }
 
-    private let lock = NSLock()
-    private var fd: Int32 = -1
-    private var source: (any DispatchSourceRead)?
+    /// The registry's fields, changed together under one lock.
+    fileprivate struct State {
+        var fd: Int32 = -1
+        var source: (any DispatchSourceRead)?
+        var nextID: UInt64 = 1
+        var subscribers: [UInt64: Subscriber] = [:]
+        /// Each kernel watch descriptor: the subscribers holding it, with how many times each
+        /// holds it (a store's database and its directory are different inodes; a hard link
+        /// could make two of its paths one).
+        var holders: [Int32: [UInt64: Int]] = [:]
+        var eventsRead = 0
+    }
+
+    private let state = Locked(State())
     private let queue = DispatchQueue(label: "folio.inotify")
-    private var nextID: UInt64 = 1
-    private var subscribers: [UInt64: Subscriber] = [:]
-    /// Each kernel watch descriptor: the subscribers holding it, with how many times each
-    /// holds it (a store's database and its directory are different inodes; a hard link could
-    /// make two of its paths one).
-    private var holders: [Int32: [UInt64: Int]] = [:]
-    private var eventsRead = 0
 
     /// A write, and a close after writing: a process that commits and exits (a command-line
     /// import, the `sqlite3` shell) closes the `-wal` after it published its commit in the
@@ -87,8 +90,8 @@ final class InotifyRegistry: @unchecked Sendable {
     /// own writes, before a slow `fsync`, may come too early for.
     /// After reading a batch of events, how long the reader waits before reading the next.
     static let readingPause = DispatchTimeInterval.milliseconds(1)
-    private static let fileMask = UInt32(IN_MODIFY) | UInt32(IN_CLOSE_WRITE)
-    private static let directoryMask = UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)
+    fileprivate static let fileMask = UInt32(IN_MODIFY) | UInt32(IN_CLOSE_WRITE)
+    fileprivate static let directoryMask = UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)
 
     /// Watches `path` (the database file), its `-wal` (when it exists) and its directory,
     /// calling `notify` on the registry's queue, with no lock held, at each notification that
@@ -100,42 +103,42 @@ final class InotifyRegistry: @unchecked Sendable {
         let paths: [Kind: String] = [
             .database: path, .wal: path + "-wal", .directory: directory.isEmpty ? "." : directory,
         ]
-        lock.lock()
-        defer { lock.unlock() }
-        guard startIfNeeded() else { return nil }
-        let id = nextID
-        nextID += 1
-        subscribers[id] = Subscriber(paths: paths, names: [name: .database, name + "-wal": .wal], notify: notify)
-        guard addWatch(id, .database), addWatch(id, .directory) else {
-            removeAll(id)
-            return nil
+        return state.withLock { state -> Token? in
+            guard startIfNeeded(&state) else { return nil }
+            let id = state.nextID
+            state.nextID += 1
+            state.subscribers[id] = Subscriber(
+                paths: paths, names: [name: .database, name + "-wal": .wal], notify: notify)
+            guard state.addWatch(id, .database), state.addWatch(id, .directory) else {
+                state.removeAll(id)
+                return nil
+            }
+            _ = state.addWatch(id, .wal)  // made again later if missing now
+            return Token(id: id)
         }
-        _ = addWatch(id, .wal)  // made again later if missing now
-        return Token(id: id)
     }
 
     /// Takes a registration back: each watch it held is removed from the kernel when no
     /// other registration holds it. Idempotent.
     func unwatch(_ token: Token) {
-        lock.lock()
-        defer { lock.unlock() }
-        removeAll(token.id)
+        state.withLock { $0.removeAll(token.id) }
     }
 
     /// Counts for tests: the registrations, the kernel watches, and `path`'s.
     func introspect(_ path: String? = nil) -> Census {
-        lock.lock()
-        defer { lock.unlock() }
-        var census = Census(subscribers: subscribers.count, descriptors: holders.count, eventsRead: eventsRead)
-        if let path {
-            for subscriber in subscribers.values {
-                for (kind, watched) in subscriber.paths where watched == path && subscriber.descriptors[kind] != nil {
-                    census.holders += 1
-                    census.isWatched = true
+        state.withLock { state in
+            var census = Census(
+                subscribers: state.subscribers.count, descriptors: state.holders.count, eventsRead: state.eventsRead)
+            if let path {
+                for subscriber in state.subscribers.values {
+                    for (kind, watched) in subscriber.paths where watched == path && subscriber.descriptors[kind] != nil {
+                        census.holders += 1
+                        census.isWatched = true
+                    }
                 }
             }
+            return census
         }
-        return census
     }
 
     /// Whether the calling thread can take the registry's lock within `timeout` (tests: a
@@ -145,42 +148,34 @@ final class InotifyRegistry: @unchecked Sendable {
     /// the lock is free at one instant says nothing of the caller: any store of the process
     /// may be holding it then.)
     func _canTakeLock(within timeout: TimeInterval) -> Bool {
-        guard lock.lock(before: Date(timeIntervalSinceNow: timeout)) else { return false }
-        lock.unlock()
-        return true
+        state._canTakeLock(within: timeout)
     }
 
-    /// Whether the process has its inotify instance (made at the first watch).
-    var isAvailable: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return fd >= 0
-    }
-
-    // MARK: Under the lock
-
-    /// Makes the instance and its reader, once. Under `lock`.
-    private func startIfNeeded() -> Bool {
-        if fd >= 0 { return true }
+    /// Makes the instance and its reader, once. Under the lock of `state`.
+    private func startIfNeeded(_ state: inout State) -> Bool {
+        if state.fd >= 0 { return true }
         let made = inotify_init1(Int32(IN_NONBLOCK) | Int32(IN_CLOEXEC))
         guard made >= 0 else { return false }
-        fd = made
+        state.fd = made
         let source = DispatchSource.makeReadSource(fileDescriptor: made, queue: queue)
         source.setEventHandler { [weak self] in
             self?.readEvents(made)
             self?.pauseReading()
         }
         source.resume()
-        self.source = source
+        state.source = source
         return true
     }
+}
 
+// Under the lock: the registry's bookkeeping (the kernel's watches and who holds them).
+extension InotifyRegistry.State {
     /// Sets the kernel watch of one of a subscriber's paths and counts it (the same
-    /// descriptor when it held it already). Returns whether the path is watched. Under `lock`.
+    /// descriptor when it held it already). Returns whether the path is watched.
     @discardableResult
-    private func addWatch(_ id: UInt64, _ kind: Kind) -> Bool {
+    mutating func addWatch(_ id: UInt64, _ kind: InotifyRegistry.Kind) -> Bool {
         guard let path = subscribers[id]?.paths[kind] else { return false }
-        let mask = (kind == .directory ? Self.directoryMask : Self.fileMask) | UInt32(IN_MASK_ADD)
+        let mask = (kind == .directory ? InotifyRegistry.directoryMask : InotifyRegistry.fileMask) | UInt32(IN_MASK_ADD)
         let descriptor = inotify_add_watch(fd, path, mask)
         guard descriptor >= 0 else { return false }
         if let held = subscribers[id]?.descriptors[kind] {
@@ -193,8 +188,7 @@ final class InotifyRegistry: @unchecked Sendable {
     }
 
     /// Drops a subscriber's hold of a descriptor; the kernel watch goes with the last hold.
-    /// Under `lock`.
-    private func release(_ id: UInt64, _ descriptor: Int32) {
+    mutating func release(_ id: UInt64, _ descriptor: Int32) {
         guard var held = holders[descriptor], let count = held[id] else { return }
         held[id] = count > 1 ? count - 1 : nil
         if held.isEmpty {
@@ -205,69 +199,14 @@ final class InotifyRegistry: @unchecked Sendable {
         }
     }
 
-    /// Removes a subscriber and its holds. Under `lock`.
-    private func removeAll(_ id: UInt64) {
+    /// Removes a subscriber and its holds.
+    mutating func removeAll(_ id: UInt64) {
         guard let subscriber = subscribers.removeValue(forKey: id) else { return }
         for descriptor in subscriber.descriptors.values { release(id, descriptor) }
     }
 
-    // MARK: Events
-
-    /// After a batch (on `queue`): the reader rests for ``readingPause``. A burst — a large
-    /// write sends an event per page written to the `-wal` — is read a batch per pause at
-    /// most, and the kernel merges the events that repeat the last unread one meanwhile, so
-    /// it costs a few wake-ups, not hundreds. The first event after a quiet spell is read
-    /// at once.
-    private func pauseReading() {
-        lock.lock()
-        let source = self.source
-        lock.unlock()
-        guard let source else { return }
-        source.suspend()
-        queue.asyncAfter(deadline: .now() + Self.readingPause) { [weak self] in
-            guard let self else { return }
-            self.lock.lock()
-            let source = self.source
-            self.lock.unlock()
-            source?.resume()
-        }
-    }
-
-    /// Reads every pending event (on `queue`), works out under the lock which subscribers
-    /// they concern, and notifies those after it.
-    private func readEvents(_ fd: Int32) {
-        var buffer = [UInt8](repeating: 0, count: 16_384)
-        var notified: [UInt64: @Sendable () -> Void] = [:]
-        while true {
-            let count = buffer.withUnsafeMutableBytes { bytes in read(fd, bytes.baseAddress, bytes.count) }
-            guard count > 0 else { break }
-            lock.lock()
-            buffer.withUnsafeBytes { bytes in
-                var offset = 0
-                while offset + 16 <= count {
-                    let descriptor = bytes.load(fromByteOffset: offset, as: Int32.self)
-                    let mask = bytes.load(fromByteOffset: offset + 4, as: UInt32.self)
-                    let length = Int(bytes.load(fromByteOffset: offset + 12, as: UInt32.self))
-                    var name: String?
-                    if length > 0 {
-                        let start = offset + 16
-                        let raw = bytes[start..<min(start + length, count)]
-                        name = String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-                    }
-                    offset += 16 + length
-                    eventsRead += 1
-                    for id in concerned(descriptor: descriptor, mask: mask, name: name) {
-                        notified[id] = subscribers[id]?.notify
-                    }
-                }
-            }
-            lock.unlock()
-        }
-        for notify in notified.values { notify() }
-    }
-
-    /// The subscribers an event concerns (and the bookkeeping it asks for). Under `lock`.
-    private func concerned(descriptor: Int32, mask: UInt32, name: String?) -> [UInt64] {
+    /// The subscribers an event concerns (and the bookkeeping it asks for).
+    mutating func concerned(descriptor: Int32, mask: UInt32, name: String?) -> [UInt64] {
         if mask & UInt32(IN_Q_OVERFLOW) != 0 {
             // Events were lost: everybody looks.
             return Array(subscribers.keys)
@@ -300,6 +239,58 @@ final class InotifyRegistry: @unchecked Sendable {
             woken.append(id)
         }
         return woken
+    }
+}
+
+extension InotifyRegistry {
+    // MARK: Events
+
+    /// After a batch (on `queue`): the reader rests for ``readingPause``. A burst — a large
+    /// write sends an event per page written to the `-wal` — is read a batch per pause at
+    /// most, and the kernel merges the events that repeat the last unread one meanwhile, so
+    /// it costs a few wake-ups, not hundreds. The first event after a quiet spell is read
+    /// at once.
+    private func pauseReading() {
+        guard let source = state.withLock({ $0.source }) else { return }
+        source.suspend()
+        queue.asyncAfter(deadline: .now() + Self.readingPause) { [weak self] in
+            guard let self else { return }
+            let source = self.state.withLock { $0.source }
+            source?.resume()
+        }
+    }
+
+    /// Reads every pending event (on `queue`), works out under the lock which subscribers
+    /// they concern, and notifies those after it.
+    private func readEvents(_ fd: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        var notified: [UInt64: @Sendable () -> Void] = [:]
+        while true {
+            let count = buffer.withUnsafeMutableBytes { bytes in read(fd, bytes.baseAddress, bytes.count) }
+            guard count > 0 else { break }
+            state.withLock { state in
+                buffer.withUnsafeBytes { bytes in
+                    var offset = 0
+                    while offset + 16 <= count {
+                        let descriptor = bytes.load(fromByteOffset: offset, as: Int32.self)
+                        let mask = bytes.load(fromByteOffset: offset + 4, as: UInt32.self)
+                        let length = Int(bytes.load(fromByteOffset: offset + 12, as: UInt32.self))
+                        var name: String?
+                        if length > 0 {
+                            let start = offset + 16
+                            let raw = bytes[start..<min(start + length, count)]
+                            name = String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                        }
+                        offset += 16 + length
+                        state.eventsRead += 1
+                        for id in state.concerned(descriptor: descriptor, mask: mask, name: name) {
+                            notified[id] = state.subscribers[id]?.notify
+                        }
+                    }
+                }
+            }
+        }
+        for notify in notified.values { notify() }
     }
 }
 #endif

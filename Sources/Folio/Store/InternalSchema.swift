@@ -106,17 +106,7 @@ enum InternalSchema {
             // A name that is not a valid identifier can be no store's entity: its row stays,
             // and no SQL is built from it.
             guard (try? SQLBuilder.validateIdentifier(name, entity: name)) != nil, try db.tableExists(name) else { continue }
-            try installChangeTriggers(table: name, db)
+            try SchemaCheck.installChangeTriggers(table: name, db)
         }
-    }
-
-    /// Makes the entity's three change triggers exactly the current ones: creates missing
-    /// ones and replaces any other text (a version-1 trigger that only counted, say).
-    ///
-    /// - Returns: whether any trigger was missing or different — rows may then have been
-    ///   written without renewing the entity's change token.
-    @discardableResult
-    static func installChangeTriggers(table: String, _ db: Database) throws -> Bool {
-        try db.installTriggers(SQLBuilder.changeTriggers(table: table))
     }
 }

@@ -98,7 +98,7 @@ extension Store {
     @discardableResult
     public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
         try guardedWrite { db in
-            try repairFoldedObjectsIfSchemaChanged(db)
+            try repairSchemaObjectsIfSchemaChanged(db)
             let result = try body(WriteTransaction(db: db, store: self))
             try fixUpFoldedKeys(db)
             return result
@@ -112,7 +112,7 @@ extension Store {
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> T) async throws -> T {
         try await guardedWrite { db in
-            try self.repairFoldedObjectsIfSchemaChanged(db)
+            try self.repairSchemaObjectsIfSchemaChanged(db)
             let result = try body(WriteTransaction(db: db, store: self))
             try self.fixUpFoldedKeys(db)
             return result

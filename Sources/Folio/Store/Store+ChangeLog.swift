@@ -43,6 +43,14 @@ extension Store {
         lastTrim.withLock { $0 = followed }
     }
 
+    /// The change log's last `seq` (0 for an empty log), read in the caller's transaction:
+    /// the position in the log of the state read in that transaction. Every commit after it,
+    /// by any connection or process, logs its rows with a larger `seq` (``ChangeHub``).
+    /// - Complexity: O(log n) (the log's rowid).
+    static func changeLogEnd(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db.cachedStatement(sql: SQLBuilder.changeLogLast)) ?? 0
+    }
+
     /// Stops waking for other processes' commits (tests: a store that falls behind).
     func stopWatching() {
         watcher.withLock { watcher in

@@ -39,17 +39,23 @@ extension Store {
     /// - Complexity: O(1) for the caller.
     @discardableResult
     public func observeExternalChanges(every interval: Duration = .seconds(1)) -> Task<Void, Never> {
-        Task.detached { [weak self] in
+        let file = openFileIdentity
+        return Task.detached { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
-                guard let self else { return }
-                let hub = self.hub
-                try? await self.writer.writeWithoutTransaction { db in
-                    try self.checkModelUnchangedTellingControllers(db)
-                    try self.fixUpFoldedKeysInTransaction(db)
-                    try hub.synchronize(db)
-                }
+                guard self != nil else { return }
+                await OpenStoreFiles.step(file) { await self?.synchronizeWithoutWaiting() }
             }
+        }
+    }
+
+    /// ``synchronize()`` from a task, suspending instead of blocking while the writer is busy.
+    private func synchronizeWithoutWaiting() async {
+        let hub = self.hub
+        try? await writer.writeWithoutTransaction { db in
+            try self.checkModelUnchangedTellingControllers(db)
+            try self.fixUpFoldedKeysInTransaction(db)
+            try hub.synchronize(db)
         }
     }
 
@@ -71,18 +77,23 @@ extension Store {
     /// the caller's thread. `notifications: false` forces the polling fallback (tests);
     /// `dropsNotifications` (tests) loses every notification, leaving the store to the
     /// watcher's heartbeat, every `heartbeat`; `polling` is the polling fallback's check of
-    /// the database (tests: a long one leaves the files' stamps alone to find commits).
+    /// the database (tests: a long one leaves the files' stamps alone to find commits);
+    /// `stamp` reads the files' stamps (tests: stamps that never move).
     func watchExternalChanges(
         notifications: Bool = true, dropsNotifications: Bool = false,
-        heartbeat: DispatchTimeInterval = ChangeWatcher.heartbeat, polling: Duration = ChangeWatcher.pollingInterval
+        heartbeat: DispatchTimeInterval = ChangeWatcher.heartbeat, polling: Duration = ChangeWatcher.pollingInterval,
+        stamp: @escaping @Sendable (String) -> FileStamp = { FileStamp(path: $0) }
     ) {
         guard let path, !isClosed.current else { return }
         let diagnostics = self.diagnostics
+        let hub = self.hub
         let watcher = ChangeWatcher(
             path: path, notifications: notifications, dropsNotifications: dropsNotifications, heartbeat: heartbeat,
             polling: polling,
-            notified: { diagnostics.count { $0.fileNotifications += 1 } }
-        ) { [weak self] in self?.wakeUp() }
+            notified: { diagnostics.count { $0.fileNotifications += 1 } },
+            isFollowed: { [weak hub] in hub?.hasSubscribers ?? false },
+            stamp: stamp
+        ) { [weak self, file = openFileIdentity] in OpenStoreFiles.step(file) { self?.wakeUp() } }
         self.watcher.withLock {
             $0?.cancel()
             $0 = watcher
@@ -101,12 +112,16 @@ extension Store {
         guard !isClosed.current else { return }
         let now = DispatchTime.now().uptimeNanoseconds
         guard ownWrites.withLock({ $0.shouldWake(at: now) }) else { return }
+        let file = openFileIdentity
         writer.asyncWriteWithoutTransaction { [weak self] db in
-            guard let self else { return }
-            self.ownWrites.withLock { $0.wakePending = false }
-            guard !self.isClosed.current else { return }
-            self.followOtherConnections(db)
+            OpenStoreFiles.step(file) { self?.wokenUp(db) }
         }
+    }
+
+    private func wokenUp(_ db: Database) {
+        ownWrites.withLock { $0.wakePending = false }
+        guard !isClosed.current else { return }
+        followOtherConnections(db)
     }
 
     // MARK: Another process's migration

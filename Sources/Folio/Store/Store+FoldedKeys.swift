@@ -10,25 +10,51 @@ extension Store {
     /// caller's write transaction: at the end of every write, so that what it commits (raw
     /// SQL included) and what other processes wrote before it are consistent.
     func fixUpFoldedKeys(_ db: Database) throws {
+        try repairSchemaObjectsIfSchemaChanged(db)
         guard !foldedSchemas.isEmpty else { return }
-        try repairFoldedObjectsIfSchemaChanged(db)
         try FoldedKeys.fixUp(foldedSchemas.values.sorted { $0.name < $1.name }, db)
     }
 
-    /// When another program (or raw SQL) changed the schema since Folio last looked, what it
-    /// dropped or replaced of the folded-key triggers, full-text indexes and stale-row
-    /// table is repaired, as at open (``FoldedKeys/prepare(_:in:)``). In the caller's
-    /// write transaction; one `PRAGMA schema_version` when nothing changed.
-    func repairFoldedObjectsIfSchemaChanged(_ db: Database) throws {
-        guard !foldedSchemas.isEmpty, try schemaVersion(db) != foldedObjectsCookie.current else { return }
-        for schema in foldedSchemas.values.sorted(by: { $0.name < $1.name }) {
-            try SchemaCheck.repairFoldedKeyColumns(schema, db)
+    /// When another program (or raw SQL) changed the schema since Folio last looked, Folio's
+    /// objects in the file are made again as at open: each entity's change-log, `REPLACE`
+    /// and folded-key triggers, full-text index and stale-row table
+    /// (``SchemaCheck/prepare(_:in:)``), and the delete rules' triggers
+    /// (``DeleteRuleTriggers/install(_:_:)``) — so that a rule another program dropped holds
+    /// again from the store's next write or follow, not from its next open. When a trigger
+    /// that logs changes had to be made again, rows written meanwhile may be missing from
+    /// the log: the next follow tells every live list so, and each rescans
+    /// (``ChangeHub/changesWentUnlogged(_:)``).
+    ///
+    /// A table whose columns no longer match its entity (renamed or dropped by raw SQL) is left
+    /// as it is, and the store's next open refuses the file by name
+    /// (``FolioError/schemaMismatch(entity:differences:)``).
+    ///
+    /// In the caller's write transaction; one `PRAGMA schema_version` when nothing changed.
+    func repairSchemaObjectsIfSchemaChanged(_ db: Database) throws {
+        guard try schemaVersion(db) != schemaObjectsCookie.current else { return }
+        var unlogged: [String] = []
+        for schema in declared.sortedEntities.map(\.schema) {
+            // A table whose columns no longer match (renamed or dropped by raw SQL) is left as
+            // it is: its triggers name its columns, and the next open refuses it by name.
+            guard try !db.tableExists(schema.name) || SchemaCheck.differences(schema, db).isEmpty else { continue }
+            if try SchemaCheck.prepare(schema, in: db) { unlogged.append(schema.name) }
             // Counted here, as no search waits for the store to count it (another program
             // that changed the schema may have written rows without the triggers).
-            try FoldedKeys.prepare(schema, in: db, countingRows: true)
+            if schema.hasFoldedColumns { try FoldedKeys.prepare(schema, in: db, countingRows: true) }
         }
+        try DeleteRuleTriggers.install(declared, db)
         let cookie = try schemaVersion(db)
-        foldedObjectsCookie.withLock { $0 = cookie }
+        schemaObjectsCookie.withLock { $0 = cookie }
+        if !unlogged.isEmpty {
+            hub.changesWentUnlogged(
+                "another program dropped or replaced the triggers that log the changes of \(unlogged.joined(separator: ", ")); they were made again, and rows written meanwhile may not be in the change log"
+            )
+        }
+    }
+
+    /// Whether the schema changed since Folio last made or checked its objects.
+    func schemaChangedSinceRepair(_ db: Database) throws -> Bool {
+        try schemaVersion(db) != schemaObjectsCookie.current
     }
 
     private func schemaVersion(_ db: Database) throws -> Int64 {
@@ -36,17 +62,17 @@ extension Store {
     }
 
     /// Whether keys must be fixed up before a read of `schema`'s table: rows are noted
-    /// stale, or the schema changed since Folio last checked its folded objects (another
-    /// program may have dropped a trigger or the stale-row table itself).
+    /// stale, or the schema changed since Folio last checked its objects (another program
+    /// may have dropped a trigger or the stale-row table itself).
     private func needsFixUp(_ schema: EntitySchema, _ db: Database) throws -> Bool {
-        if try schemaVersion(db) != foldedObjectsCookie.current { return true }
+        if try schemaChangedSinceRepair(db) { return true }
         return try FoldedKeys.hasStaleRows(schema, db)
     }
 
-    /// The same in a transaction of its own, outside any (synchronize): a commit that
-    /// controllers follow like any other, when there was anything to fix.
+    /// The same in a transaction of its own, outside any (synchronize, a wake-up): a commit
+    /// that controllers follow like any other, when there was anything to fix or repair.
     func fixUpFoldedKeysInTransaction(_ db: Database) throws {
-        guard !foldedSchemas.isEmpty else { return }
+        guard try !foldedSchemas.isEmpty || schemaChangedSinceRepair(db) else { return }
         try db.inTransaction(.immediate) {
             try fixUpFoldedKeys(db)
             return .commit
@@ -168,9 +194,10 @@ extension Store {
     func countSearchIndexesInBackground() {
         let tables = uncountedSearchIndexes.withLock { $0.sorted() }
         guard !tables.isEmpty else { return }
+        let file = openFileIdentity
         Task.detached(priority: .utility) { [weak self] in
             for table in tables {
-                do { try await self?.countSearchIndex(table) } catch { return }
+                do { try await OpenStoreFiles.step(file) { try await self?.countSearchIndex(table) } } catch { return }
             }
         }
     }

@@ -42,7 +42,7 @@ extension Store {
             // A store counts as open once its opening transaction committed: when that
             // transaction was the migration this read found still to do, the file is read
             // again, and found migrated.
-            if migrates, let file = FileIdentity(path: path), OpenStoreFiles.count(file) > 0,
+            if migrates, let file = FileIdentity(path: path), OpenStoreFiles.waitForReleasedStores(file) > 0,
                 try queue.read({ db in try Migrator.check(db, model, path: path) })
             {
                 throw FolioError.migrationWhileOpen(path: path)
@@ -168,9 +168,15 @@ extension Migrator {
 
     /// Prepares the file in one transaction (see ``Migrator``).
     ///
-    /// - Parameter othersOpen: whether another store of this process has the file open;
-    ///   asked only when a migration is needed, inside the transaction.
-    static func open(_ db: Database, _ model: DeclaredModel, path: String, othersOpen: () -> Bool) throws -> Opened {
+    /// - Parameters:
+    ///   - othersOpen: whether another store of this process has the file open; asked only
+    ///     when a migration is needed, inside the transaction.
+    ///   - progress: receives the progress of the rows the opening rewrites — folded keys
+    ///     computed again and full-text indexes filled (``RowProgress``) — when there are any.
+    static func open(
+        _ db: Database, _ model: DeclaredModel, path: String, othersOpen: () -> Bool,
+        progress: RowProgress.Report? = nil
+    ) throws -> Opened {
         let foreignKeys = try Bool.fetchOne(db, sql: SQLBuilder.foreignKeys) ?? false
         if foreignKeys { try db.execute(sql: SQLBuilder.setForeignKeys(false)) }
         defer { if foreignKeys { try? db.execute(sql: SQLBuilder.setForeignKeys(true)) } }
@@ -180,7 +186,7 @@ extension Migrator {
         defer { db.remove(transactionObserver: guardian) }
         var opened = Opened(identity: Data(), schemaVersion: 0)
         try db.inTransaction(.immediate) {
-            opened.identity = try prepare(db, model, path: path, othersOpen: othersOpen, guardian)
+            opened.identity = try prepare(db, model, path: path, othersOpen: othersOpen, guardian, progress: progress)
             opened.uncountedSearchIndexes = try model.sortedEntities.map(\.schema)
                 .filter { try FoldedKeys.defersRowCount($0, db) }.map(\.name)
             if foreignKeys { try checkForeignKeys(db) }
@@ -210,7 +216,8 @@ extension Migrator {
     }
 
     private static func prepare(
-        _ db: Database, _ model: DeclaredModel, path: String, othersOpen: () -> Bool, _ guardian: CommitGuard
+        _ db: Database, _ model: DeclaredModel, path: String, othersOpen: () -> Bool, _ guardian: CommitGuard,
+        progress report: RowProgress.Report?
     ) throws -> Data {
         let isNew = try InternalSchema.version(db, path: path) == 0
         let identity = try InternalSchema.prepare(db, path: path)
@@ -233,9 +240,19 @@ extension Migrator {
             try checkNamesFree(db, model, plan: plan)
             try migrate(db, plan, model, guardian)
         }
-        for schema in model.sortedEntities.map(\.schema) {
-            try SchemaCheck.prepare(schema, in: db)
+        // The keys made by another folding, counted before any is computed again, so that
+        // the progress has its total from the start.
+        let progress = try report.map { report in
+            var planned: [String: Int] = [:]
+            for schema in model.sortedEntities.map(\.schema) {
+                planned.merge(try FoldedKeys.plannedRewrite(schema, db)) { $1 }
+            }
+            return RowProgress(planned: planned, report: report)
         }
+        for schema in model.sortedEntities.map(\.schema) {
+            try SchemaCheck.prepare(schema, in: db, progress: progress)
+        }
+        progress?.finish()
         // Rows other programs wrote while no store had the file open.
         try FoldedKeys.fixUp(model.sortedEntities.map(\.schema).filter(\.hasFoldedColumns), db)
         // Every table is there: the delete rules' triggers, which name other tables, last.

@@ -43,15 +43,18 @@ public final class Store: Sendable {
     /// The database file's device and inode when the store opened it (`nil` in memory).
     let fileIdentity: FileIdentity?
     /// The model version the store opened the file with (``StoreModel/version``; 0 for
-    /// ``init(path:records:cacheDirectory:)``).
+    /// ``init(path:records:cacheDirectory:openingProgress:)``).
     ///
     /// - Complexity: O(1).
     public let modelVersion: Int
     /// `PRAGMA schema_version` when the model version was last found unchanged (see ``checkModelUnchanged(_:)``).
     let schemaCookie = Locked<Int64>(0)
-    /// `PRAGMA schema_version` when the objects derived from folded attributes (triggers,
-    /// full-text indexes, `folio_stale_keys`) were last made or checked (see ``FoldedKeys``).
-    let foldedObjectsCookie = Locked<Int64>(0)
+    /// `PRAGMA schema_version` when Folio's objects in the file — the change log's, the
+    /// delete rules' and the folded attributes' triggers, full-text indexes,
+    /// `folio_stale_keys` — were last made or checked (``repairSchemaObjectsIfSchemaChanged(_:)``).
+    let schemaObjectsCookie = Locked<Int64>(0)
+    /// The model the store opened the file with: what its schema objects are made from.
+    let declared: DeclaredModel
     /// The entities whose full-text index has not had its rows counted since the opening
     /// (``FoldedKeys/defersRowCount(_:_:)``): counted in the background, or before a search
     /// of them, whichever comes first (``countSearchIndex(_:)``).
@@ -70,7 +73,7 @@ public final class Store: Sendable {
     let readerID = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
 
     /// Opens or creates the store at `path` for the given record types, as model version 0
-    /// (an unversioned model: no migrations; see ``init(path:model:cacheDirectory:)``).
+    /// (an unversioned model: no migrations; see ``init(path:model:cacheDirectory:openingProgress:)``).
     ///
     /// A file written by an older Folio is upgraded in place (see <doc:StoresAndFiles>).
     /// A file that is refused is left as it was: the database file and its `-wal` byte for
@@ -80,6 +83,10 @@ public final class Store: Sendable {
     ///   - path: the database file, created if missing.
     ///   - records: the record types stored; each one's entity becomes (or must match) a table.
     ///   - cacheDirectory: where section caches go; by default `<path>-folio-cache`.
+    ///   - openingProgress: told how far the opening is when it rewrites rows — the file's
+    ///     folded keys and full-text indexes, made by another version of Folio's folding,
+    ///     computed again (see ``OpeningProgress``); called on the writer's thread, during
+    ///     the initializer, and never when there is nothing to rewrite.
     /// - Throws: ``FolioError/schemaMismatch(entity:differences:)`` when the file's tables
     ///   differ from the entities, ``FolioError/newerModelVersion(path:version:declared:)``
     ///   for a file a versioned model wrote, ``FolioError/notADatabase(path:)`` for a file that is
@@ -88,9 +95,16 @@ public final class Store: Sendable {
     ///   Folio's own tables are damaged, ``FolioError/sqlite(code:message:sql:arguments:)``
     ///   when it cannot be opened.
     /// - Complexity: a few statements per entity, in one write transaction; an upgrade
-    ///   rewrites only Folio's own tables and triggers, never a row of an entity.
-    public convenience init(path: String, records: [any PersistentRecord.Type], cacheDirectory: URL? = nil) throws {
-        try self.init(path: path, model: StoreModel(unversioned: records), cacheDirectory: cacheDirectory)
+    ///   rewrites only Folio's own tables and triggers, never a row of an entity's own
+    ///   columns. Keys made by another folding version: O(n) per entity with folded
+    ///   attributes, once.
+    public convenience init(
+        path: String, records: [any PersistentRecord.Type], cacheDirectory: URL? = nil,
+        openingProgress: (@Sendable (OpeningProgress) -> Void)? = nil
+    ) throws {
+        try self.init(
+            path: path, model: StoreModel(unversioned: records), cacheDirectory: cacheDirectory,
+            openingProgress: openingProgress)
     }
 
     /// Opens or creates the store at `path` for a versioned model, migrating a file of an
@@ -105,6 +119,10 @@ public final class Store: Sendable {
     ///   - path: the database file, created if missing.
     ///   - model: the record types, their model version, and the custom migration steps.
     ///   - cacheDirectory: where section caches go; by default `<path>-folio-cache`.
+    ///   - openingProgress: told how far the opening is when it rewrites rows — the file's
+    ///     folded keys and full-text indexes, made by another version of Folio's folding,
+    ///     computed again (see ``OpeningProgress``); called on the writer's thread, during
+    ///     the initializer, and never when there is nothing to rewrite.
     /// - Throws: ``FolioError/newerModelVersion(path:version:declared:)`` for a file of a
     ///   newer model; ``FolioError/schemaMismatch(entity:differences:)`` when a file of the
     ///   same version differs from the entities; for a migration,
@@ -116,13 +134,20 @@ public final class Store: Sendable {
     ///   ``FolioError/nameClash(name:first:second:)`` when two of the model's tables,
     ///   indexes or triggers would get one name, before the file is opened.
     /// - Complexity: O(entities) statements for a file of the same version; a migration
-    ///   also copies every row of each table it rebuilds, in one transaction.
-    public convenience init(path: String, model: StoreModel, cacheDirectory: URL? = nil) throws {
-        try self.init(path: path, inMemory: false, model: model, cacheDirectory: cacheDirectory, removeOnDeinit: nil)
+    ///   also copies every row of each table it rebuilds, in one transaction; keys made by
+    ///   another folding version are computed again, O(n) per entity with folded attributes,
+    ///   once.
+    public convenience init(
+        path: String, model: StoreModel, cacheDirectory: URL? = nil,
+        openingProgress: (@Sendable (OpeningProgress) -> Void)? = nil
+    ) throws {
+        try self.init(
+            path: path, inMemory: false, model: model, cacheDirectory: cacheDirectory, removeOnDeinit: nil,
+            openingProgress: openingProgress)
     }
 
     /// A store in memory, for tests and previews. Reads and writes share one connection.
-    /// - Complexity: as ``init(path:records:cacheDirectory:)`` on a new file.
+    /// - Complexity: as ``init(path:records:cacheDirectory:openingProgress:)`` on a new file.
     public static func inMemory(records: [any PersistentRecord.Type]) throws -> Store {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-\(UUID().uuidString)")
         return try Store(
@@ -131,7 +156,7 @@ public final class Store: Sendable {
     }
 
     /// A WAL store in a new temporary directory, deleted when the store is deallocated.
-    /// - Complexity: as ``init(path:records:cacheDirectory:)`` on a new file.
+    /// - Complexity: as ``init(path:records:cacheDirectory:openingProgress:)`` on a new file.
     public static func temporary(records: [any PersistentRecord.Type]) throws -> Store {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -141,7 +166,10 @@ public final class Store: Sendable {
             removeOnDeinit: directory)
     }
 
-    private init(path: String?, inMemory: Bool, model: StoreModel, cacheDirectory: URL?, removeOnDeinit: URL?) throws {
+    private init(
+        path: String?, inMemory: Bool, model: StoreModel, cacheDirectory: URL?, removeOnDeinit: URL?,
+        openingProgress: (@Sendable (OpeningProgress) -> Void)? = nil
+    ) throws {
         let declared = try DeclaredModel(model)
         let schemas = declared.schemas
         let diagnostics = Diagnostics()
@@ -191,16 +219,21 @@ public final class Store: Sendable {
         let fileIdentity = path.flatMap(FileIdentity.init(path:))
         self.fileIdentity = fileIdentity
         self.modelVersion = declared.version
+        self.declared = declared
         do {
             let opened = try writer.writeWithoutTransaction { db in
-                let opened = try Migrator.open(db, declared, path: path ?? ":memory:") {
-                    fileIdentity.map { OpenStoreFiles.count($0) > 0 } ?? false
+                let report = openingProgress.map { report in
+                    { (completed: Int, total: Int, isFinished: Bool) in
+                        report(OpeningProgress(completed: completed, total: total, isFinished: isFinished))
+                    }
                 }
-                return opened
+                return try Migrator.open(
+                    db, declared, path: path ?? ":memory:",
+                    othersOpen: { fileIdentity.map { OpenStoreFiles.count($0) > 0 } ?? false }, progress: report)
             }
             identity.withLock { $0 = opened.identity }
             schemaCookie.withLock { $0 = opened.schemaVersion }
-            foldedObjectsCookie.withLock { $0 = opened.schemaVersion }
+            schemaObjectsCookie.withLock { $0 = opened.schemaVersion }
             uncountedSearchIndexes.withLock { $0 = Set(opened.uncountedSearchIndexes) }
             // Counted once open: a store still opening has no state a migration could
             // invalidate (it finds the migrated file, or its next access throws).
@@ -220,6 +253,8 @@ public final class Store: Sendable {
         let hub = self.hub
         try? writer.writeWithoutTransaction { db in try hub.start(db) }
         countSearchIndexesInBackground()
+        // Section caches a process killed while writing them left half-written.
+        TemporaryFiles.removeStale(in: self.cacheDirectory, extension: TemporaryFiles.sectionCacheExtension)
         // `FOLIO_CHANGE_DETECTION=polling` forces the fallback (to measure or test it).
         if path != nil {
             watchExternalChanges(notifications: getenv("FOLIO_CHANGE_DETECTION").map { String(cString: $0) } != "polling")
@@ -231,6 +266,10 @@ public final class Store: Sendable {
         unregisterOpenFile()
         if let removeOnDeinit { try? FileManager.default.removeItem(at: removeOnDeinit) }
     }
+
+    /// The file while this store is counted in ``OpenStoreFiles``, for its background steps
+    /// (``OpenStoreFiles/step(_:_:)``).
+    var openFileIdentity: FileIdentity? { openFile.current }
 
     /// Takes the store out of ``OpenStoreFiles`` (once).
     private func unregisterOpenFile() {
@@ -253,6 +292,10 @@ public final class Store: Sendable {
             watcher?.cancel()
             watcher = nil
         }
+        // A closed store no longer holds the change log back (its recorded progress would,
+        // until ``ChangeLogLimits/readerAge``). Best effort: a file another program locks
+        // or made read-only still closes.
+        _ = try? writer.write { db in try db.execute(sql: SQLBuilder.forgetChangeReader, arguments: [readerID]) }
         try folio { try writer.close() }
         unregisterOpenFile()
     }

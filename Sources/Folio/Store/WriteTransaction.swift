@@ -76,7 +76,9 @@ public struct WriteTransaction {
     ///
     /// Uses `INSERT … ON CONFLICT(key) DO UPDATE`, which SQLite reports as an insert or
     /// an update (`INSERT OR REPLACE` would delete rows unseen).
-    public func upsert<R: PersistentRecord, V: AttributeValue>(_ record: inout R, onConflict key: KeyPath<R, V>) throws {
+    ///
+    /// `key` is the key path of a unique attribute, of any attribute type.
+    public func upsert<R: PersistentRecord, V>(_ record: inout R, onConflict key: KeyPath<R, V>) throws {
         try store.requireEntity(R.self)
         let entity = R.entity
         guard let attribute = entity.attribute(for: key) else {
@@ -94,7 +96,7 @@ public struct WriteTransaction {
             try statement.setExactArguments(values)
             if let id = try Int64.fetchOne(statement) { return id }
             let select = try database.cachedStatement(sql: SQLBuilder.selectID(table: entity.name, column: attribute.column))
-            try select.setExactArguments([attribute.encode(record)])
+            try select.setExactArguments([entity.storedValue(of: attribute, in: record)])
             return try Int64.fetchOne(select)
         }
         guard let id else { throw FolioError.recordNotFound(entity: entity.name, id: nil) }
@@ -126,7 +128,12 @@ public struct WriteTransaction {
         let entity = R.entity
         var columns = try assignments.map { try entity.column(for: $0.keyPath) }
         if columns.contains("id") { throw FolioError.invalidArgument("updateAll cannot assign the id") }
-        for (column, assignment) in zip(columns, assignments) { try entity.checkWritable(assignment.value, column: column) }
+        for (column, assignment) in zip(columns, assignments) {
+            if let problem = assignment.problem {
+                throw FolioError.unstorableValue(entity: entity.name, attribute: column, reason: problem)
+            }
+            try entity.checkWritable(assignment.value, column: column, type: entity.attribute(for: assignment.keyPath)?.type)
+        }
         var values = assignments.map(\.value)
         // A folded attribute's key is set with it.
         for (column, value) in zip(columns, values)
@@ -182,9 +189,27 @@ public struct WriteTransaction {
 public struct Assignment<R: PersistentRecord>: @unchecked Sendable {
     let keyPath: AnyKeyPath
     let value: DatabaseValue
+    /// Why `value` could not be encoded, if it could not: ``WriteTransaction/updateAll(_:where:set:)``
+    /// throws it, naming the attribute.
+    var problem: String? = nil
 
     /// Sets the attribute at `keyPath` to `value`.
+    /// - Complexity: O(1), plus encoding the value.
     public static func set<V: AttributeValue>(_ keyPath: WritableKeyPath<R, V>, to value: V) -> Assignment {
         Assignment(keyPath: keyPath, value: value.storedValue)
+    }
+
+    /// Sets an attribute of a `Codable` type that is no ``AttributeValue`` (an enum stored
+    /// by its raw value, a value stored as JSON) to `value`, stored as the attribute stores
+    /// it. A value that does not encode makes ``WriteTransaction/updateAll(_:where:set:)``
+    /// throw ``FolioError/unstorableValue(entity:attribute:reason:)``.
+    /// - Complexity: O(1), plus encoding the value.
+    @_disfavoredOverload
+    public static func set<V: Codable & Sendable>(_ keyPath: WritableKeyPath<R, V>, to value: V) -> Assignment {
+        do {
+            return Assignment(keyPath: keyPath, value: try CodableStorage<V>.chosen.encode(value))
+        } catch {
+            return Assignment(keyPath: keyPath, value: .null, problem: (error as? UnstorableValue)?.reason ?? "\(error)")
+        }
     }
 }

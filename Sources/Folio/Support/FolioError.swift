@@ -14,7 +14,7 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
     /// the entity `t` with an indexed attribute `x_y` and the entity `t_x` with an indexed
     /// attribute `y` both want the index `t_x_y_index`. `first` and `second` say what
     /// (each entity and attribute); `name` is the name they both want. Thrown by
-    /// ``Store/init(path:model:cacheDirectory:)`` before the file is opened, whether it
+    /// ``Store/init(path:model:cacheDirectory:openingProgress:)`` before the file is opened, whether it
     /// would be created or migrated: rename one of the entities or attributes.
     ///
     /// ```swift
@@ -28,6 +28,15 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsupportedPredicate(expression: String, reason: String)
     /// A key path that is not an attribute of the entity.
     case unknownKeyPath(entity: String, keyPath: String)
+    /// A hand-written ``AttributeDescription`` (or to-one) gives no `column`, and its key
+    /// path's text is not `\Type.property`, so the property's name cannot be the column's:
+    /// a key path of several components or of a computed property, or an app built without
+    /// reflection metadata (`-disable-reflection-metadata`, `-disable-reflection-names`),
+    /// whose key paths have no names at run time. Thrown when a store opens the entity,
+    /// before the file is touched. Declare the column name explicitly
+    /// (`AttributeDescription(\.title, column: "title")`), or declare the record with
+    /// `@PersistentRecord`, which writes every column name out.
+    case unnamedKeyPath(entity: String, keyPath: String)
     /// A predicate, sort descriptor or section key uses the folded text of an attribute
     /// (`\.title.folded`, or `localizedStandardContains` on Apple platforms) that is not
     /// declared `folded` (``AttributeDescription/isFolded``): Folio keeps no folded keys for it.
@@ -51,8 +60,19 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidArgument(String)
     /// A persistent-cache name that is not a plain file name.
     case invalidCacheName(String, reason: String)
-    /// A stored value could not be decoded into the attribute's type.
+    /// A stored value could not be decoded into the attribute's type: a value of another
+    /// storage class, an integer outside the range of a fixed-width integer type, a raw
+    /// value that is no case of an enum, JSON text of another shape (see <doc:AttributeTypes>).
     case decoding(column: String, reason: String)
+    /// A write was given a value of `attribute` that cannot be stored: a `UInt64` above
+    /// `Int64.max` (SQLite's integers are signed 64-bit ones), a `Codable` value that does not
+    /// encode as JSON. Nothing was written. (A NaN is
+    /// ``invalidArgument(_:)``, as it always was.)
+    ///
+    /// ```swift
+    /// catch FolioError.unstorableValue(let entity, let attribute, let reason) { … }
+    /// ```
+    case unstorableValue(entity: String, attribute: String, reason: String)
     /// The store was closed.
     case storeClosed
     /// A store method was called from inside one of the store's own `read` or `write`
@@ -134,6 +154,8 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
             "Unsupported predicate expression \(expression): \(reason)"
         case .unknownKeyPath(let entity, let keyPath):
             "The key path \(keyPath) is not an attribute of '\(entity)'"
+        case .unnamedKeyPath(let entity, let keyPath):
+            "The column name of the attribute \(keyPath) of '\(entity)' cannot be read from its key path (not \\Type.property, or the app has no reflection metadata): declare the column name explicitly (column:) or use the macro (@PersistentRecord)"
         case .attributeNotFolded(let entity, let attribute):
             "The attribute '\(attribute)' of '\(entity)' is not folded: declare it with AttributeDescription(…, folded: true) (a new model version for an existing file) to match, sort or section it case- and diacritic-insensitively"
         case .attributeNotSearchable(let entity, let attribute?):
@@ -158,6 +180,8 @@ public enum FolioError: Error, Sendable, Equatable, CustomStringConvertible {
             "Invalid cache name \(name.debugDescription): \(reason)"
         case .decoding(let column, let reason):
             "Cannot decode column '\(column)': \(reason)"
+        case .unstorableValue(let entity, let attribute, let reason):
+            "The value of '\(attribute)' of '\(entity)' cannot be stored: \(reason). Nothing was written"
         case .storeClosed:
             "The store is closed"
         case .reentrantAccess:

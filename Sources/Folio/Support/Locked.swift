@@ -25,4 +25,13 @@ final class Locked<Value>: @unchecked Sendable {
         lock.unlock()
         return true
     }
+
+    /// Whether the calling thread can take the lock within `timeout` (tests: a thread that
+    /// holds it cannot take it again, the lock not being recursive, and gets `false` once
+    /// `timeout` passed; another thread's brief hold is waited out).
+    func _canTakeLock(within timeout: TimeInterval) -> Bool {
+        guard lock.lock(before: Date(timeIntervalSinceNow: timeout)) else { return false }
+        lock.unlock()
+        return true
+    }
 }

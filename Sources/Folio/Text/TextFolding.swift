@@ -3,7 +3,7 @@ import Foundation
 /// Folio's one definition of case- and diacritic-insensitive text: the folding behind
 /// `String.folded`, folded attributes, folded sorts and sections, and full-text search.
 ///
-/// **Version `folio-fold-1`** (``version``). The folded form of a text is computed as follows:
+/// **Version `folio-fold-2`** (``version``). The folded form of a text is computed as follows:
 ///
 /// 1. The text's UTF-8 is decoded; an invalid sequence (raw SQL can store one) becomes U+FFFD.
 /// 2. The text is split at every character assigned after Unicode 15.0 (or unassigned):
@@ -20,8 +20,17 @@ import Foundation
 ///    Unicode `Diacritic` property is removed: accents, cedillas, the dot of `İ`, Hebrew
 ///    and Arabic vowel points, kana voicing marks (`が` → `か`). Other marks stay (Indic
 ///    vowel signs, variation selectors), and so do spacing accents such as `^` and `` ` ``.
+/// 7. **Canonical composition** (NFC, ``CanonicalComposition``): what steps 3–6 decomposed
+///    and left whole is composed again. Hangul syllables — `"한"` folds to U+D55C, whether it
+///    was typed composed or as its three jamo — and 50 other letters and vowel signs whose
+///    parts survive step 6 (Arabic `أ`, `آ`; the two-part vowel signs of Bengali, Oriya,
+///    Tamil, Telugu, Kannada, Malayalam, Sinhala, Myanmar, Balinese…). Latin, Greek and
+///    Cyrillic letters have nothing left to compose: `"Émile"` folds to `"emile"`.
 ///
-/// The result is not recomposed: `"Émile"` folds to `"emile"`, `"한"` to its three jamo.
+/// The result is in NFC: its order by UTF-8 bytes — SQLite's, in a folded sort or a `<` of
+/// folded keys — is the order of Swift's `<` on the folded strings, and equal keys are
+/// equal bytes. (Version `folio-fold-1` was this definition without step 7: its Hangul
+/// keys were jamo, which sorted in SQL before `"中"` while `"한" < "中"` is false in Swift.)
 /// Folding never changes NUL, digits, punctuation, spaces, emoji (skin tones and ZWJ
 /// sequences included) or flags, and folding a folded text changes nothing.
 ///
@@ -40,10 +49,20 @@ import Foundation
 /// it); and where Folio folds less: a keycap emoji stays whole (Foundation reduces `1️⃣` to `1`).
 ///
 /// A store records the version with the folded keys it keeps (in `folio_metadata`, one key
-/// per entity); a store opened by a Folio with another version rebuilds them.
+/// per entity); a store opened by a Folio with another version — older or newer — computes
+/// every key again and rebuilds the full-text index at open (``FoldedKeys``).
 enum TextFolding {
     /// The version of the definition above, recorded beside every folded key.
-    static let version = "folio-fold-1"
+    static let version = "folio-fold-2"
+
+    /// A folding as a file's keys record it: its version, and the keys it gives stored text.
+    /// Folio always uses ``current``; a test opens a file as a Folio of another version would.
+    struct Definition: Sendable {
+        var version: String
+        var fold: @Sendable (UnsafeBufferPointer<UInt8>) -> String
+        /// This Folio's: ``TextFolding/version``.
+        static let current = Definition(version: TextFolding.version, fold: { TextFolding.fold(utf8: $0) })
+    }
 
     /// The newest Unicode version whose characters are folded; later ones are kept as they are.
     static let unicodeVersion = (major: 15, minor: 0)
@@ -101,7 +120,7 @@ enum TextFolding {
         scalar.properties.generalCategory == .nonspacingMark && scalar.properties.isDiacritic
     }
 
-    /// Steps 3 to 6 on one piece of text within the definition; empties `piece`.
+    /// Steps 3 to 7 on one piece of text within the definition; empties `piece`.
     private static func foldPiece(_ piece: inout String.UnicodeScalarView, into output: inout String.UnicodeScalarView) {
         guard !piece.isEmpty else { return }
         // Case folding maps a character to three at most: a text without a long run of
@@ -111,9 +130,11 @@ enum TextFolding {
         for scalar in compatibilityDecomposed(piece, hasLongRuns: hasLongRuns) {
             appendCaseFolded(scalar, to: &cased)
         }
+        var kept: [Unicode.Scalar] = []
         for scalar in compatibilityDecomposed(cased, hasLongRuns: hasLongRuns) where !isRemovedMark(scalar) {
-            output.append(scalar)
+            kept.append(scalar)
         }
+        output.append(contentsOf: CanonicalComposition.compose(kept))
         piece = String.UnicodeScalarView()
     }
 
@@ -264,7 +285,7 @@ extension String {
     ///
     /// In SQL, Folio folds the other side of a comparison itself; fold it in Swift too (as
     /// above) so that the predicate also gives the same answer when evaluated in memory.
-    /// The definition, version `folio-fold-1`, is in the article <doc:SearchingAndSortingText>.
+    /// The definition, version `folio-fold-2`, is in the article <doc:SearchingAndSortingText>.
     public var folded: String { TextFolding.fold(self) }
 }
 

@@ -26,24 +26,34 @@ final class LiveResults: Sendable {
     }
 
     /// Starts following results read earlier, without a tracker. The results are not read
-    /// again on the caller: only the table's change token is, after subscribing, so a commit
+    /// again on the caller: only the change log's end is, after subscribing, so a commit
     /// after that read is noted by the tracker. Returns the live results and whether a
-    /// catch-up is due (the token moved since `loaded` was read, or commits arrived): run it
-    /// with ``catchUp()``, which rescans and delivers ``ChangeSet/reload``.
+    /// catch-up is due (the log moved since `loaded` was read, or commits were noted): run it
+    /// with ``catchUp()``, which applies the rows the log holds after `loaded`'s position
+    /// (``ResultsLoad/Loaded/seq``) as one change set — or, when the log no longer holds
+    /// them, rescans and delivers ``ChangeSet/reload``. `hook` (tests) is called after
+    /// subscribing and after reading the log's end.
     static func follow(
-        _ loaded: ResultsLoad.Loaded, query: CompiledQuery, section: SectionExpression?, store: Store
+        _ loaded: ResultsLoad.Loaded, query: CompiledQuery, section: SectionExpression?, store: Store,
+        hook: (@Sendable (HandOverPoint) -> Void)? = nil
     ) -> (live: LiveResults, catchUpDue: Bool) {
         let live = LiveResults(query: query, section: section, store: store)
-        let token = try? store.readSync { db in try Store.changeToken(tables: live.tracker.updater.tokenTables, db) }
-        let unchanged = tableUnchanged(since: loaded.token, now: token)
-        let due = live.tracker.install(loaded.full, token: loaded.token, changedSinceRead: !unchanged)
+        hook?(.trackingSubscribed)
+        let end = try? store.readSync { db in try Store.changeLogEnd(db) }
+        hook?(.trackingLogEndRead)
+        // Rows another program changed while the triggers that log them were gone are in no
+        // log: a state read before that is read again.
+        let logged = store.hub.logHoldsEveryChange(after: loaded.seq)
+        let moved = !logged || end != loaded.seq
+        let due = live.tracker.install(
+            loaded.full, token: loaded.token, seq: logged ? loaded.seq : nil, .readEarlier(logMoved: moved))
         return (live, due)
     }
 
-    /// See ``ResultsTracker/expectUserMove(_:echoes:ifSerial:)``: inside the transaction
-    /// that writes a user's move.
-    func expectUserMove(_ move: UserMove, echoes: Set<Int64>, ifSerial serial: UInt64) -> Bool {
-        tracker.expectUserMove(move, echoes: echoes, ifSerial: serial)
+    /// See ``ResultsTracker/expectUserMoves(_:echoes:ifSerial:)``: inside the transaction
+    /// that writes a user's moves.
+    func expectUserMoves(_ moves: [UserMove], echoes: Set<Int64>, ifSerial serial: UInt64) -> Bool {
+        tracker.expectUserMoves(moves, echoes: echoes, ifSerial: serial)
     }
 
     /// The presented results now, the serial of the last delivery, and the rows touched by
@@ -58,20 +68,44 @@ final class LiveResults: Sendable {
     /// The serial number of the tracker's last delivery.
     var serial: UInt64 { tracker.serial }
 
-    /// Hands what was read to the tracker; returns whether a catch-up is due.
+    /// Hands what was read (after subscribing) to the tracker; returns whether a catch-up
+    /// is due.
     func install(_ loaded: ResultsLoad.Loaded) -> Bool {
-        tracker.install(loaded.full, token: loaded.token)
+        tracker.install(loaded.full, token: loaded.token, seq: loaded.seq, .readAfterSubscribing)
     }
 
-    /// Runs the tracker's catch-up on the writer's queue, without blocking the caller.
+    /// Runs the tracker's catch-up on the writer's queue, without blocking the caller: as a
+    /// wake-up does, other connections' commits are looked for first (folded keys fixed
+    /// up), then the change hub follows the log and the catch-up runs in its transaction, so
+    /// that the commits the hub had not followed yet arrive in the same change set.
     func catchUp() async throws {
         let tracker = self.tracker
-        try await store.onWriterQueue { db in tracker.catchUp(db) }
+        let store = self.store
+        try await store.onWriterQueue { db in
+            store.followOtherConnections(db)
+            store.hub.follow(db) { db in tracker.catchUp(db) }
+        }
     }
 
     /// Stops the tracker and unsubscribes it from the change hub.
     func stop() {
         tracker.stop()
         store.hub.unsubscribe(tracker)
+    }
+}
+
+extension LiveResults {
+    /// Where a hand-over between a state read at one snapshot and the change log followed from
+    /// then on stands, for tests that commit at exactly that point (``FetchedResultsController``'s
+    /// `handOverHook`).
+    enum HandOverPoint: Sendable, CaseIterable {
+        /// A fetch that tracks read its state (the tracker was subscribed before); not installed.
+        case stateRead
+        /// A background completion read the rest of the results; not installed.
+        case completionRead
+        /// Tracking starts on results fetched without it: the tracker just subscribed.
+        case trackingSubscribed
+        /// …and the change log's end was read; the results are not installed yet.
+        case trackingLogEndRead
     }
 }

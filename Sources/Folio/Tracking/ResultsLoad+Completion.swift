@@ -13,9 +13,11 @@ extension ResultsLoad {
     /// landed in between), the first screen is read again in the snapshot before anything is
     /// shown. The read takes the sections of the first screen but its last as they are, when
     /// boundary seeks find the sections (``ResultsUpdater/scan(_:after:progress:)``). So the
-    /// completed results always extend exactly what was shown, and the tracker
-    /// — subscribed before the first read, noting every commit since — catches up from the
-    /// snapshot's state once they are installed.
+    /// completed results always extend exactly what was shown. They carry the snapshot's
+    /// position in the change log (``Loaded/seq``): the tracker — subscribed before the first
+    /// read, noting every commit since — resumes from exactly that position once they are
+    /// installed, applying the rows the log holds after it at the state the store has
+    /// followed the log to (``LiveResults/catchUp()``).
     ///
     /// The read stops within 1,000 SQLite virtual-machine steps of ``cancel()`` (a newer
     /// fetch, a request change, the controller going away) — also while SQLite works before
@@ -48,7 +50,9 @@ extension ResultsLoad {
                 return (try store.readSync { db in try load.read(db) }, nil)
             }
             var shown = first
-            let token = try store.read(snapshot) { db in try Store.changeToken(tables: load.tables, db) }
+            let (token, seq) = try store.read(snapshot) { db in
+                (try Store.changeToken(tables: load.tables, db), try Store.changeLogEnd(db))
+            }
             if !tableUnchanged(since: first.token, now: token) {
                 shown = try store.read(snapshot) { db in try load.readFirstScreen(db) }
                 if shown.complete { return (shown, nil) }
@@ -68,7 +72,7 @@ extension ResultsLoad {
                         var scanned = outcome
                         if cacheDeferred, let cacheURL = load.cacheURL {
                             switch SectionCache.read(cacheURL, expecting: load.fingerprint, token: token) {
-                            case .success(let full): return Loaded(full: full, outcome: .reused, token: token)
+                            case .success(let full): return Loaded(full: full, outcome: .reused, token: token, seq: seq)
                             case .failure(let reason): scanned = .rebuilt(reason)
                             }
                         }
@@ -77,7 +81,7 @@ extension ResultsLoad {
                             hook?(rows)
                             try completion.note(rows)
                         }
-                        return Loaded(full: full, outcome: scanned, token: token)
+                        return Loaded(full: full, outcome: scanned, token: token, seq: seq)
                     }
                 }
                 completion.finish(result, diagnostics: diagnostics)

@@ -18,12 +18,15 @@ func tableUnchanged(since then: TableToken?, now: TableToken?) -> Bool {
 /// main actor, read on a database connection, installed back on the main actor.
 ///
 /// When the controller tracks, the tracker is subscribed *before* the read, so no commit
-/// falls between what was read and what is followed: commits that land during the read
-/// are noted by the tracker and re-examined by a catch-up on the writer's queue right
-/// after the state is installed (``ResultsTracker/catchUp(_:)``), not at a next commit
-/// that may never come. That includes a transaction that was already running, unobserved,
-/// when the tracker subscribed: the change hub reports it as a change of unknown rows, and
-/// the catch-up rescans.
+/// falls between what was read and what is followed: commits that land during the read are
+/// noted by the tracker. The state carries its position in the change log (the log's last
+/// `seq`, read in the same transaction: ``Loaded/seq``). When commits were noted, a catch-up
+/// on the writer's queue right after the state is installed (``ResultsTracker/catchUp(_:)``),
+/// not at a next commit that may never come, applies exactly the rows the log holds after
+/// that position, read in the transaction that applies them — never the noted rows alone at
+/// a state that may already hold other connections' commits not noted yet. A transaction
+/// that was already running, unobserved, when the tracker subscribed is reported by the
+/// change hub as a change of unknown rows: the catch-up rescans.
 struct ResultsLoad: Sendable {
     let updater: ResultsUpdater
     let cacheURL: URL?
@@ -44,6 +47,9 @@ struct ResultsLoad: Sendable {
         var outcome: SectionCache.Outcome
         /// The table's change token at the state read.
         var token: TableToken
+        /// The change log's last `seq` in the read transaction of `full`: where in the log
+        /// the state is (``Store/changeLogEnd(_:)``), from which a tracker resumes.
+        var seq: Int64
         /// `false` for a first screen: `full` holds the first rows only, and the rest is
         /// read by a ``Completion``.
         var complete = true
@@ -66,6 +72,9 @@ struct ResultsLoad: Sendable {
         self.live = tracking ? LiveResults(query: query, section: section, store: store) : nil
     }
 
+    /// The time zone of the load's day sections, `nil` for other sections.
+    var dayZone: DayZone? { updater.section?.dayZone }
+
     /// The tables the load reads: the list's, and those it reads through to-ones.
     var tables: [String] { updater.tokenTables }
     /// The table whose full-text index the load searches, if it does.
@@ -82,6 +91,7 @@ struct ResultsLoad: Sendable {
     /// read whole: their window is taken from the full results).
     func read(_ db: Database, firstScreen: FirstScreenRule? = nil) throws -> Loaded {
         let token = try Store.changeToken(tables: updater.tokenTables, db)
+        let seq = try Store.changeLogEnd(db)
         var outcome = SectionCache.Outcome.notUsed
         let rule = updater.query.isWindowed ? nil : firstScreen
         if let cacheURL {
@@ -91,15 +101,16 @@ struct ResultsLoad: Sendable {
                 size >= updater.diagnostics.largeCacheBytes
             {
                 let (state, complete) = try updater.scan(db, until: rule)
-                return Loaded(full: state, outcome: .reused, token: token, complete: complete, cacheDeferred: !complete)
+                return Loaded(
+                    full: state, outcome: .reused, token: token, seq: seq, complete: complete, cacheDeferred: !complete)
             }
             switch SectionCache.read(cacheURL, expecting: fingerprint, token: token) {
-            case .success(let state): return Loaded(full: state, outcome: .reused, token: token)
+            case .success(let state): return Loaded(full: state, outcome: .reused, token: token, seq: seq)
             case .failure(let reason): outcome = .rebuilt(reason)
             }
         }
         let (state, complete) = try updater.scan(db, until: rule)
-        return Loaded(full: state, outcome: outcome, token: token, complete: complete)
+        return Loaded(full: state, outcome: outcome, token: token, seq: seq, complete: complete)
     }
 
     /// ``read(_:firstScreen:)`` with the load's own first-screen rule.

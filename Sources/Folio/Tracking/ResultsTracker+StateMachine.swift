@@ -28,6 +28,11 @@ extension ResultsTracker {
             /// Rows a user's move wrote that the controller rebases on instead (it showed an
             /// older state): not told as touched to that rebase.
             var rebasedEchoes: Set<Int64> = []
+            /// A hand-over: `full` is the state at this position in the change log, and the
+            /// rows to apply are those the log holds after it (``ResultsUpdater/loggedRows(after:_:)``),
+            /// not `changed`: read in the transaction the work runs in, they are every row that
+            /// differs between `full` and the state that transaction reads.
+            var logSince: Int64?
         }
 
         /// What the work produced; `maxID` bounds the new state's identifiers (computed with
@@ -42,6 +47,15 @@ extension ResultsTracker {
 
         private(set) var phase = Phase.reading
         private(set) var serial: UInt64 = 0
+        /// A work was taken and its outcome has not come back (``finish(_:_:)``). No other
+        /// work is taken meanwhile: one taken then would start from the state this one is
+        /// replacing, and the first to finish would be overwritten. A notification that
+        /// arrives meanwhile (the change hub following other connections' commits when the
+        /// work's own read transaction ends) is only noted; ``ResultsTracker`` takes it next.
+        private var working = false
+        /// Something was noted while a work was out: taken right after it
+        /// (``workNotedMeanwhile()``).
+        private var notedMeanwhile = false
         /// The full (unwindowed) results, once installed.
         private var full: ResultsState?
         /// No identifier above this is in `full`, so a touched row above it needs no search.
@@ -52,13 +66,17 @@ extension ResultsTracker {
         private var pending = Set<Int64>()
         /// Rows of unknown identity changed since `full` (or since the read it came from).
         private var unknown = false
+        /// Set at a hand-over (``install(_:maxID:token:seq:_:)``): `full` is the state at this
+        /// position in the change log, and the next work applies the rows the log holds after
+        /// it instead of those noted (see ``Work/logSince``).
+        private var logSince: Int64?
         /// Rows touched since the last delivery, whose loaded records are stale: commits that
         /// changed nothing shown deliver nothing, but a record they changed may come into
         /// view later. `nil`: too many, or unknown.
         private var untold: Set<Int64>? = []
         /// The user's move whose commit is being written: applied to `full` when that
         /// commit's work is taken, with the rows it wrote (`echoes`).
-        private var userMove: (move: UserMove, echoes: Set<Int64>)?
+        private var userMove: (moves: [UserMove], echoes: Set<Int64>)?
         /// The rows a user's move wrote when the controller will rebase on the commit instead.
         private var rebasedEchoes: Set<Int64>?
         /// The rows each recent delivery's commits changed, the user's own moves excepted
@@ -75,7 +93,20 @@ extension ResultsTracker {
         /// Whether the full results carry chunk summaries (``IdentifierList/buildSummaries()``).
         var summarized: Bool { full?.ids.hasSummaries ?? false }
 
-        mutating func install(_ full: ResultsState, maxID: Int64, token: TableToken?, changedSinceRead: Bool) -> Bool {
+        /// Installs the state read at `seq` in the change log (`nil`: the log may lack rows
+        /// changed since); returns whether a catch-up is due.
+        ///
+        /// The tracker resumes from exactly that position. Commits may lie between it and
+        /// what the tracker will be told of when some were noted while the state was read
+        /// (they may or may not be in it) or, for a state read before subscribing, when the
+        /// log moved since. The next work then applies the rows the log holds after `seq`
+        /// (``logSince``), read in the transaction that applies them, whatever state that
+        /// transaction reads: the rows noted cover only the commits the change hub followed,
+        /// and the state read may already hold others. Without a usable position, the next
+        /// work rescans.
+        mutating func install(
+            _ full: ResultsState, maxID: Int64, token: TableToken?, seq: Int64?, _ resumption: ResultsTracker.Resumption
+        ) -> Bool {
             guard phase == .reading else {
                 precondition(phase == .stopped, "a tracker's state is installed once")
                 return false
@@ -84,9 +115,16 @@ extension ResultsTracker {
             self.full = full
             self.maxID = maxID
             self.token = token
-            if changedSinceRead { unknown = true }
+            let behind: Bool
+            switch resumption {
+            case .readAfterSubscribing: behind = !pending.isEmpty
+            case .readEarlier(let logMoved): behind = logMoved || !pending.isEmpty
+            }
+            if behind, !unknown {
+                if let seq { logSince = seq } else { unknown = true }
+            }
             _checkInvariants()
-            return unknown || !pending.isEmpty
+            return unknown || logSince != nil
         }
 
         /// A commit touched `rows`. With no rows, it wrote the table without changing a value
@@ -94,8 +132,10 @@ extension ResultsTracker {
         /// token was renewed, so the work is to read it again (an empty change, no delivery).
         mutating func rowsChanged(_ rows: Set<Int64>) -> Work? {
             guard phase != .stopped else { return nil }
+            if working { notedMeanwhile = true }
             pending.formUnion(rows)
-            if rows.isEmpty, phase == .following, let full, !unknown, pending.isEmpty {
+            if rows.isEmpty, phase == .following, !working, let full, !unknown, pending.isEmpty, logSince == nil {
+                working = true
                 return Work(full: full, maxID: maxID, changed: [], rescan: false, token: token)
             }
             return nextWork()
@@ -105,22 +145,34 @@ extension ResultsTracker {
         /// running unobserved when the tracker subscribed).
         mutating func unknownRowsChanged() -> Work? {
             guard phase != .stopped else { return nil }
+            if working { notedMeanwhile = true }
             unknown = true
             return nextWork()
         }
 
         mutating func catchUp() -> Work? { nextWork() }
 
-        /// The user moved a row on screen, and the write of the move is running: if the
-        /// state is exactly the one the controller shows (`serial` is the last delivery it
-        /// applied, nothing pending), the move is applied to it with the commit, so that the
-        /// commit's change set does not echo it. `false`: the controller must rebase itself.
-        mutating func expectUserMove(_ move: UserMove, echoes: Set<Int64>, ifSerial expected: UInt64) -> Bool {
-            guard phase == .following, full != nil, serial == expected, pending.isEmpty, !unknown, userMove == nil else {
+        /// The work for what was noted while the last work was out, if anything was: not
+        /// otherwise (a failed work leaves its rescan to the next commit).
+        mutating func workNotedMeanwhile() -> Work? {
+            guard notedMeanwhile else { return nil }
+            notedMeanwhile = false
+            return nextWork()
+        }
+
+        /// The user moved rows on screen, and the write of the moves is running: if the
+        /// state is exactly the one the controller showed before them (`serial` is the last
+        /// delivery it applied, nothing pending), the moves are applied to it with the
+        /// commit, so that the commit's change set does not echo them. `false`: the
+        /// controller must rebase itself.
+        mutating func expectUserMoves(_ moves: [UserMove], echoes: Set<Int64>, ifSerial expected: UInt64) -> Bool {
+            guard phase == .following, full != nil, serial == expected, pending.isEmpty, !unknown, logSince == nil,
+                userMove == nil
+            else {
                 if phase == .following { rebasedEchoes = echoes }
                 return false
             }
-            userMove = (move, echoes)
+            userMove = (moves, echoes)
             return true
         }
 
@@ -157,10 +209,13 @@ extension ResultsTracker {
 
         /// Takes what is pending, if the state is installed.
         private mutating func nextWork() -> Work? {
-            guard phase == .following, var full, unknown || !pending.isEmpty else { return nil }
+            guard phase == .following, !working, var full, unknown || !pending.isEmpty || logSince != nil else {
+                return nil
+            }
+            working = true
             var echoes: Set<Int64> = []
             if let userMove {
-                full = full.applying(userMove.move).state
+                full = full.applying(userMove.moves)
                 self.full = full
                 echoes = userMove.echoes
                 self.userMove = nil
@@ -168,6 +223,9 @@ extension ResultsTracker {
             var work = Work(full: full, maxID: maxID, changed: pending, rescan: unknown, token: token)
             work.echoes = echoes
             work.rebasedEchoes = rebasedEchoes ?? []
+            // A rescan reads everything: no position to resume from.
+            work.logSince = unknown ? nil : logSince
+            logSince = nil
             rebasedEchoes = nil
             pending = []
             unknown = false
@@ -178,6 +236,7 @@ extension ResultsTracker {
         /// Deliveries carry the full state; the caller presents it (applies the window) after
         /// releasing the lock.
         mutating func finish(_ work: Work, _ outcome: Outcome) -> Delivery? {
+            working = false
             guard phase == .following else { return nil }
             defer { _checkInvariants() }
             switch outcome {
@@ -227,8 +286,11 @@ extension ResultsTracker {
 
         mutating func stop() {
             phase = .stopped
+            working = false
+            notedMeanwhile = false
             full = nil
             pending = []
+            logSince = nil
             told = []
         }
 
@@ -242,6 +304,7 @@ extension ResultsTracker {
             case .following: precondition(full != nil, "following without a state")
             case .stopped: precondition(full == nil && pending.isEmpty, "a stopped tracker holds state")
             }
+            precondition(logSince == nil || phase == .following, "a position in the log without a state")
             if let full {
                 full._checkInvariants()
                 if full.ids.count <= IdentifierList.chunkCapacity {

@@ -51,21 +51,35 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
 
     // MARK: Installing
 
-    /// Installs the full results the controller read, at the table's change token `token`.
-    /// Returns whether a catch-up is due: commits arrived since subscribing (they may or may
-    /// not be in what was read, and no later commit may come to bring them in), or changes
-    /// of unknown rows did. The caller then runs ``catchUp(_:)`` on the writer's queue.
-    ///
-    /// - Parameter changedSinceRead: the state may be older than the subscription (tracking
-    ///   starts on a controller fetched earlier): rescan, unless the token shows the table
-    ///   did not change.
-    func install(_ full: ResultsState, token: TableToken?, changedSinceRead: Bool = false) -> Bool {
-        let maxID = full.ids.maximum
-        return machine.withLock { $0.install(full, maxID: maxID, token: token, changedSinceRead: changedSinceRead) }
+    /// When the installed state was read, against the tracker's subscription.
+    enum Resumption: Sendable {
+        /// After subscribing (a fetch that tracks, a completion): every commit after the
+        /// state was noted, or will be.
+        case readAfterSubscribing
+        /// Before (tracking starts on results fetched without it); `logMoved`: the change
+        /// log's end, read after subscribing, is not the state's position (the commits in
+        /// between may have been followed before the tracker subscribed).
+        case readEarlier(logMoved: Bool)
     }
 
-    /// Applies what arrived while the installed state was being read, at the database's
-    /// current state. Runs on the writer's queue, like a commit.
+    /// Installs the full results the controller read, at the table's change token `token`
+    /// and at position `seq` in the change log (``ResultsLoad/Loaded/seq``; `nil`: the log may
+    /// lack rows changed since). Returns whether a catch-up is due: commits were noted since
+    /// subscribing (they may or may not be in what was read, and no later commit may come to
+    /// bring them in), the state is older than the subscription and the log moved since, or
+    /// changes of unknown rows arrived. The caller then runs ``catchUp(_:)`` on the writer's
+    /// queue (``LiveResults/catchUp()``): it applies the rows the log holds after `seq`.
+    func install(_ full: ResultsState, token: TableToken?, seq: Int64?, _ resumption: Resumption) -> Bool {
+        let maxID = full.ids.maximum
+        return machine.withLock { $0.install(full, maxID: maxID, token: token, seq: seq, resumption) }
+    }
+
+    /// Applies what changed since the installed state was read: the rows the change log
+    /// holds after its position, read in the transaction that applies them, so the result is
+    /// the state that transaction reads whoever committed meanwhile (or a rescan). Writer's
+    /// queue; ``LiveResults/catchUp()`` runs it in the change hub's transaction once the hub
+    /// followed the log, so the commits the hub had not followed yet arrive in the same
+    /// change set.
     func catchUp(_ db: Database) {
         run(machine.withLock { $0.catchUp() }, db, CommitTokens(sharesRows: false))
     }
@@ -120,10 +134,10 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
         run(machine.withLock { $0.unknownRowsChanged() }, db, tokens)
     }
 
-    /// See ``StateMachine/expectUserMove(_:echoes:ifSerial:)``. Writer's queue, inside the
-    /// transaction that writes the move.
-    func expectUserMove(_ move: UserMove, echoes: Set<Int64>, ifSerial serial: UInt64) -> Bool {
-        machine.withLock { $0.expectUserMove(move, echoes: echoes, ifSerial: serial) }
+    /// See ``StateMachine/expectUserMoves(_:echoes:ifSerial:)``. Writer's queue, inside the
+    /// transaction that writes the moves.
+    func expectUserMoves(_ moves: [UserMove], echoes: Set<Int64>, ifSerial serial: UInt64) -> Bool {
+        machine.withLock { $0.expectUserMoves(moves, echoes: echoes, ifSerial: serial) }
     }
 
     func didRollback() { machine.withLock { $0.rolledBack() } }
@@ -144,17 +158,26 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
     }
 
     /// Performs the work the state machine asked for (no lock held), then hands the result
-    /// back to it and yields the delivery it makes. Writer's queue only: deliveries are
-    /// yielded in commit order.
+    /// back to it and yields the delivery it makes; then the work noted meanwhile, if any (a
+    /// follow of the change hub nested in the work's read transaction, which the state
+    /// machine only notes while a work is out), each at the state it reads. Writer's queue
+    /// only: deliveries are yielded in commit order.
     private func run(_ work: StateMachine.Work?, _ db: Database, _ tokens: CommitTokens) {
-        guard let work else { return }
-        let outcome = perform(work, db, tokens)
-        guard var delivery = machine.withLock({ $0.finish(work, outcome) }) else { return }
-        if case .change(let change, let full, let changed, let token) = delivery.event {
-            delivery.event = .change(change, state: updater.present(full), changed: changed, token: token)
-            updater.diagnostics.count { $0.changeSets += 1 }
+        var next = work
+        var tokens = tokens
+        while var work = next {
+            let outcome = perform(&work, db, tokens)
+            if var delivery = machine.withLock({ $0.finish(work, outcome) }) {
+                if case .change(let change, let full, let changed, let token) = delivery.event {
+                    delivery.event = .change(change, state: updater.present(full), changed: changed, token: token)
+                    updater.diagnostics.count { $0.changeSets += 1 }
+                }
+                continuation.yield(delivery)
+            }
+            next = machine.withLock { $0.workNotedMeanwhile() }
+            // A later state: nothing read for the first work holds.
+            if next != nil { tokens = CommitTokens(sharesRows: false) }
         }
-        continuation.yield(delivery)
     }
 
     /// Every outcome carries the table's change token at the new state, whether or not the
@@ -163,7 +186,13 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
     /// not touch this table deliver nothing instead of ``ChangeSet/reload``. One indexed
     /// lookup per commit that touched the table, shared by every tracker of the table
     /// (`tokens`).
-    private func perform(_ work: StateMachine.Work, _ db: Database, _ tokens: CommitTokens) -> StateMachine.Outcome {
+    ///
+    /// A hand-over's work (``StateMachine/Work/logSince``) reads the rows to apply from the
+    /// log, in the same transaction, and `work` then holds them; when the log cannot tell,
+    /// it rescans.
+    private func perform(_ work: inout StateMachine.Work, _ db: Database, _ tokens: CommitTokens)
+        -> StateMachine.Outcome
+    {
         do {
             return try ResultsUpdater.inReadTransaction(db) { () throws -> StateMachine.Outcome in
                 let token = try tokens.token(of: updater.tokenTables, db)
@@ -173,6 +202,15 @@ final class ResultsTracker: CommitSubscriber, @unchecked Sendable {
                     }
                     let new = try updater.scan(db)
                     return .rescanned(new, maxID: new.ids.maximum, token: token)
+                }
+                if let since = work.logSince {
+                    guard let logged = try updater.loggedRows(after: since, db) else {
+                        updater.diagnostics.reloadBecause(
+                            "the change log no longer holds the rows after a list's position (seq \(since))")
+                        let new = try updater.scan(db)
+                        return .rescanned(new, maxID: new.ids.maximum, token: token)
+                    }
+                    work.changed = logged
                 }
                 if work.changed.isEmpty {
                     // The table was written without a changed value: only its token is new.

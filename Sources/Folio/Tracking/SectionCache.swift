@@ -132,7 +132,7 @@ public enum SectionCache {
     private static let maximumKeyLength = 1 << 24
     static let fileExtension = "folio-cache"
     /// The extension of a cache file being written (renamed to ``fileExtension`` when complete).
-    static let temporaryExtension = "folio-cache-tmp"
+    static let temporaryExtension = TemporaryFiles.sectionCacheExtension
 
     /// The file of a cache name, after checking the name is a plain file name.
     static func url(forName name: String, in store: Store) throws -> URL {
@@ -198,7 +198,9 @@ public enum SectionCache {
         if !stored.entity.hasSameBytes(as: fingerprint.entity) { return failure("entity differs") }
         if !stored.versionHash.hasSameBytes(as: fingerprint.versionHash) { return failure("entity version hash differs") }
         if !stored.query.hasSameBytes(as: fingerprint.query) { return failure("fetch request differs") }
-        if !stored.sectionKey.hasSameBytes(as: fingerprint.sectionKey) { return failure("section key differs") }
+        if !stored.sectionKey.hasSameBytes(as: fingerprint.sectionKey) {
+            return failure(sectionKeyDifference(stored.sectionKey, fingerprint.sectionKey))
+        }
         if written.change != token.change { return failure("the store changed since the cache was written") }
         return .matching(handle, head: start + keyBlock, keyLength: keyLength)
     }
@@ -304,11 +306,15 @@ public enum SectionCache {
         withUnsafeBytes(of: sum.littleEndian) { data.append(contentsOf: $0) }
         let directory = url.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        // A name of its own (Foundation's atomic write would leave its temporary file under
-        // a name Folio could not recognise after a crash), then an atomic rename, which
-        // fails rather than replace a directory.
-        let temporary = directory.appendingPathComponent(
-            ".\(url.deletingPathExtension().lastPathComponent).\(UUID().uuidString).\(temporaryExtension)")
+        // A name of its own, which says which process writes it (Foundation's atomic write
+        // would leave its temporary file under a name Folio could not recognise after a
+        // crash), then an atomic rename, which fails rather than replace a directory. The
+        // temporary files of this name that a process killed while writing left are removed
+        // first.
+        let stem = url.deletingPathExtension().lastPathComponent
+        TemporaryFiles.removeStale(in: directory, extension: temporaryExtension, name: stem)
+        let temporary = TemporaryFiles.begin(stem, in: directory, extension: temporaryExtension)
+        defer { TemporaryFiles.finished(temporary) }
         do {
             try data.write(to: temporary)
             guard rename(temporary.path, url.path) == 0 else {

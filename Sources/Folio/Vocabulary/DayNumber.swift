@@ -6,21 +6,26 @@ enum DayNumber {
     /// dates still get a finite, ordered section.
     static let limit: Int64 = 1_000_000_000
 
+    /// The day of `seconds` at `offsetSeconds` from UTC: `⌊(seconds + offset) / 86400⌋`,
+    /// exactly. The whole seconds are taken first, so that neither the sum nor the division
+    /// rounds across a midnight: an integer below 2⁵³ plus the offset is exact, and its
+    /// quotient by 86,400 is never within rounding of the next integer unless it is one. (A
+    /// date just under midnight, `midnight.nextDown`, is in the day before, as for Calendar.)
     @inline(__always)
     static func of(seconds: Double, offsetSeconds: Int) -> Int64 {
-        let days = ((seconds + Double(offsetSeconds)) / 86_400).rounded(.down)
+        let days = ((seconds.rounded(.down) + Double(offsetSeconds)) / 86_400).rounded(.down)
         if days.isNaN { return 0 }
         if days >= Double(limit) { return limit }
         if days <= -Double(limit) { return -limit }
         return Int64(days)
     }
 
-    /// The day of a stored date; a value that is not a number (NULL, or text or a blob
-    /// written by raw SQL) is its own section, so sections still follow the sort.
-    static func value(of stored: SQLiteValue, offsetSeconds: Int) -> SQLiteValue {
+    /// The day of a stored date in `zone`; a value that is not a number (NULL, or text or
+    /// a blob written by raw SQL) is its own section, so sections still follow the sort.
+    static func value(of stored: SQLiteValue, in zone: DayZone) -> SQLiteValue {
         switch stored {
-        case .real(let seconds): .integer(of(seconds: seconds, offsetSeconds: offsetSeconds))
-        case .integer(let seconds): .integer(of(seconds: Double(seconds), offsetSeconds: offsetSeconds))
+        case .real(let seconds): .integer(zone.day(of: seconds))
+        case .integer(let seconds): .integer(zone.day(of: Double(seconds)))
         default: stored
         }
     }
@@ -50,28 +55,30 @@ extension DayNumber {
     /// rows before it in an ascending order are in earlier days. `-infinity` for the first
     /// day (``limit`` negated), which every number at or below it is in.
     ///
-    /// Exact: ``of(seconds:offsetSeconds:)`` never decreases as the number grows (each of its
-    /// steps rounds monotonically), so the doubles whose day is at least `day` are the ones
-    /// from some double on, found by bisecting the doubles in their order. An integer
+    /// Exact: ``DayZone/day(of:)`` never decreases as the number grows (each of its steps
+    /// rounds monotonically, and a local day never goes back: see ``DayZone``), so the
+    /// doubles whose day is at least `day` are the ones from some double on, found by
+    /// bisecting the doubles in their order — whatever the zone's offsets, so a day that
+    /// daylight saving makes 23 or 25 hours long, or one a zone skipped, is bounded exactly. An integer
     /// compares with that double as its conversion to a double does, because the bound is
     /// within ±2⁵³ (days are clamped to ±10⁹), where integers are exact doubles.
-    static func firstSeconds(ofDay day: Int64, offsetSeconds: Int) -> Double {
+    static func firstSeconds(ofDay day: Int64, in zone: DayZone) -> Double {
         if day <= -limit { return -.infinity }
         // Invariant: day(lo) < day <= day(hi).
         var lo = orderKey(-.infinity)
         var hi = orderKey(.infinity)
         while UInt64(bitPattern: hi &- lo) > 1 {
             let mid = lo &+ Int64(bitPattern: UInt64(bitPattern: hi &- lo) / 2)
-            if of(seconds: double(orderKey: mid), offsetSeconds: offsetSeconds) >= day { hi = mid } else { lo = mid }
+            if zone.day(of: double(orderKey: mid)) >= day { hi = mid } else { lo = mid }
         }
         return double(orderKey: hi)
     }
 
     /// The largest stored number whose day is `day` or earlier; `+infinity` for the last
     /// day (``limit``).
-    static func lastSeconds(ofDay day: Int64, offsetSeconds: Int) -> Double {
+    static func lastSeconds(ofDay day: Int64, in zone: DayZone) -> Double {
         if day >= limit { return .infinity }
-        return firstSeconds(ofDay: day + 1, offsetSeconds: offsetSeconds).nextDown
+        return firstSeconds(ofDay: day + 1, in: zone).nextDown
     }
 
     /// Doubles (NaN aside) as integers in the same order: `-0.0` just before `+0.0`.

@@ -32,9 +32,9 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
 
     private(set) var chunks = SegmentedArray<[Int64]>()
     /// One summary per chunk, when built (``buildSummaries()``).
-    private var summaries: SegmentedArray<ChunkSummary>?
+    private(set) var summaries: SegmentedArray<ChunkSummary>?
     /// `starts[i]` is the index of the first element of `chunks[i]`.
-    private var starts: [Int] = []
+    private(set) var starts: [Int] = []
     private(set) var count = 0
     /// The buffers of the chunks this list copied to edit them: most likely referenced by
     /// this list only, so edited in place (a commit of a thousand rows spread over the list
@@ -43,7 +43,7 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
     private var freshChunks: Set<UInt> = []
     /// Every chunk but the last holds exactly `chunkCapacity`, and the last at most that
     /// many: index arithmetic finds a chunk.
-    private var isUniform = true
+    private(set) var isUniform = true
 
     init() {}
 
@@ -110,109 +110,6 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
     mutating func buildSummaries() {
         guard summaries == nil, count >= Self.summaryThreshold else { return }
         summaries = SegmentedArray(chunks.lazy.map { ChunkSummary($0) })
-    }
-
-    // MARK: Search
-
-    /// How many identifiers ``positions(of:)`` looks for with the chunk summaries (each
-    /// tested against every chunk's summary); past it, one pass over every identifier is cheaper.
-    private var summarySearchLimit: Int { Swift.max(8, chunks.count / 4) }
-
-    /// The index of each of `identifiers` in the list and the number of chunks searched for
-    /// them: with summaries, only the chunks whose summary may hold one.
-    func positionsSearch(of identifiers: Set<Int64>) -> (found: [Int64: Int], chunksSearched: Int) {
-        guard let summaries, !identifiers.isEmpty, identifiers.count <= summarySearchLimit else {
-            return (positions(scanning: identifiers), identifiers.isEmpty ? 0 : chunks.count)
-        }
-        var found: [Int64: Int] = [:]
-        var searched = 0
-        // The identifiers not found yet, with their summary bits.
-        var pending = identifiers.map { (id: $0, bits: ChunkSummary.bits(of: $0)) }
-        summaries.forEachSegment { summaries, first in
-            for s in summaries.indices {
-                guard !pending.isEmpty else { return false }
-                guard pending.contains(where: { summaries[s].mayContain($0.bits) }) else { continue }
-                searched += 1
-                let c = first + s
-                chunks[c].withUnsafeBufferPointer { buffer in
-                    var k = 0
-                    while k < pending.count {
-                        let wanted = pending[k]
-                        if summaries[s].mayContain(wanted.bits), let o = Self.firstIndex(of: wanted.id, in: buffer) {
-                            found[wanted.id] = starts[c] + o
-                            pending.swapAt(k, pending.count - 1)
-                            pending.removeLast()
-                        } else {
-                            k += 1
-                        }
-                    }
-                }
-            }
-            return !pending.isEmpty
-        }
-        return (found, searched)
-    }
-
-    /// Where `id` is in `buffer`: first a branch-free count the optimizer vectorizes (a
-    /// chunk a summary let through wrongly, about one in 190, holds none), then the search.
-    @inline(__always)
-    private static func firstIndex(of id: Int64, in buffer: UnsafeBufferPointer<Int64>) -> Int? {
-        var hits = 0
-        for value in buffer { hits &+= value == id ? 1 : 0 }
-        return hits == 0 ? nil : buffer.firstIndex(of: id)
-    }
-
-    /// The index of each of `identifiers` in the list: with chunk summaries, a search of
-    /// the chunks that may hold them; otherwise one pass over the chunks.
-    func positions(of identifiers: Set<Int64>) -> [Int64: Int] {
-        positionsSearch(of: identifiers).found
-    }
-
-    /// ``positions(of:)`` by one pass over the chunks.
-    ///
-    /// For a few identifiers each chunk is first tested with a branch-free loop the
-    /// optimizer vectorizes, and searched only when it holds one of them.
-    private func positions(scanning identifiers: Set<Int64>) -> [Int64: Int] {
-        var found: [Int64: Int] = [:]
-        guard !identifiers.isEmpty else { return found }
-        if identifiers.count <= 8 {
-            let wanted = Array(identifiers)
-            for (c, chunk) in chunks.enumerated() {
-                chunk.withUnsafeBufferPointer { buffer in
-                    for w in wanted where found[w] == nil {
-                        var hits = 0
-                        for value in buffer { hits &+= value == w ? 1 : 0 }
-                        if hits > 0, let o = buffer.firstIndex(of: w) { found[w] = starts[c] + o }
-                    }
-                }
-                if found.count == identifiers.count { break }
-            }
-        } else {
-            // A bit per hashed identifier, 64 bits or more per wanted one: almost every
-            // element is rejected by one bit test, and only the rest is looked up in the set.
-            let filter = MembershipFilter(identifiers)
-            found.reserveCapacity(identifiers.count)
-            for (c, chunk) in chunks.enumerated() {
-                chunk.withUnsafeBufferPointer { buffer in
-                    for o in buffer.indices where filter.mayContain(buffer[o]) && identifiers.contains(buffer[o]) {
-                        found[buffer[o]] = starts[c] + o
-                    }
-                }
-                if found.count == identifiers.count { break }
-            }
-        }
-        return found
-    }
-
-    /// The largest identifier. O(n).
-    var maximum: Int64 {
-        var result = Int64.min
-        for chunk in chunks {
-            chunk.withUnsafeBufferPointer { buffer in
-                for value in buffer { result = Swift.max(result, value) }
-            }
-        }
-        return result
     }
 
     // MARK: Editing
@@ -429,58 +326,6 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
         _checkInvariants()
     }
 
-    /// Free room a commit's removals leave in each chunk they rebuild, beyond the rows it had.
-    private static let insertionSlack = 16
-
-    /// Writes the `n` identifiers at `source` with `elements` merged in to `destination`
-    /// (room for `n + elements.count`), `elements[m]` after `positions[m] - m - start` of
-    /// them: each run of identifiers is moved once, from the end, so `destination` may be
-    /// `source` itself (a buffer grown in place).
-    private static func merge(
-        _ source: UnsafePointer<Int64>, count n: Int, into destination: UnsafeMutablePointer<Int64>,
-        _ elements: ArraySlice<Int64>, positions: ArraySlice<Int>, start: Int
-    ) {
-        var end = n, write = n + elements.count
-        for m in elements.indices.reversed() {
-            let offset = positions[m] - m - start
-            let tail = end - offset
-            write -= tail
-            if tail > 0 && UnsafePointer(destination + write) != source + offset {
-                memmove(destination + write, source + offset, tail * MemoryLayout<Int64>.stride)
-            }
-            end = offset
-            write -= 1
-            destination[write] = elements[m]
-        }
-        if end > 0 && UnsafePointer(destination) != source { memmove(destination, source, end * MemoryLayout<Int64>.stride) }
-    }
-
-    /// `chunk` itself when it holds at most twice the capacity; otherwise cut into pieces of
-    /// about the capacity each.
-    private static func pieces(of chunk: [Int64]) -> [[Int64]] {
-        guard chunk.count > 2 * chunkCapacity else { return [chunk] }
-        let n = (chunk.count + chunkCapacity - 1) / chunkCapacity
-        return (0..<n).map { i in Array(chunk[(i * chunk.count / n)..<((i + 1) * chunk.count / n)]) }
-    }
-
-    /// `chunk` with `id` inserted at `offset`, in one pass: the chunk is usually shared with
-    /// the state a snapshot still shows, and editing it in place would copy it, then shift it.
-    /// The list edits in place only the chunks it copied (``freshChunks``), which a commit
-    /// of many rows edits again and again.
-    private static func inserting(_ id: Int64, at offset: Int, in chunk: [Int64]) -> [Int64] {
-        [Int64](unsafeUninitializedCapacity: chunk.count + 1) { buffer, initialized in
-            let base = buffer.baseAddress!
-            chunk.withUnsafeBufferPointer { old in
-                if let start = old.baseAddress {
-                    base.initialize(from: start, count: offset)
-                    (base + offset + 1).initialize(from: start + offset, count: old.count - offset)
-                }
-            }
-            (base + offset).initialize(to: id)
-            initialized = chunk.count + 1
-        }
-    }
-
     /// Starts a series of edits of a copy of a list another state still holds: none of its
     /// chunks is this copy's own yet.
     mutating func beginEdits() {
@@ -493,23 +338,6 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
     private mutating func noteFresh(_ c: Int) {
         if freshChunks.count >= 2 * chunks.count + 8 { freshChunks.removeAll(keepingCapacity: true) }
         freshChunks.insert(Self.address(of: chunks[c]))
-    }
-
-    /// Where a chunk's elements are: which buffer it is, for ``freshChunks``.
-    private static func address(of chunk: [Int64]) -> UInt {
-        chunk.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
-    }
-
-    /// `chunk` without its element at `offset`, in one pass (see ``inserting(_:at:in:)``).
-    private static func removing(at offset: Int, from chunk: [Int64]) -> [Int64] {
-        [Int64](unsafeUninitializedCapacity: chunk.count - 1) { buffer, initialized in
-            chunk.withUnsafeBufferPointer { old in
-                guard let base = buffer.baseAddress else { return }
-                base.initialize(from: old.baseAddress!, count: offset)
-                (base + offset).initialize(from: old.baseAddress! + offset + 1, count: old.count - offset - 1)
-            }
-            initialized = chunk.count - 1
-        }
     }
 
     /// Recomputes the starts of the chunks from `chunk` on (those before it kept their
@@ -545,199 +373,10 @@ struct IdentifierList: RandomAccessCollection, Sendable, Equatable {
         isUniform = Self.isUniform(starts: starts, count: count)
     }
 
-    /// Whether index arithmetic finds the chunks — all but the last full, the last not over
-    /// — from the chunks' starts and the list's count.
-    private static func isUniform(starts: [Int], count: Int) -> Bool {
-        guard let last = starts.last else { return true }
-        if count - last > chunkCapacity { return false }
-        return starts.withUnsafeBufferPointer { starts in
-            for i in starts.indices where starts[i] != i << chunkShift { return false }
-            return true
-        }
-    }
-
-    /// Builds a list by appending, chunk by chunk.
-    struct Builder {
-        private var list = IdentifierList()
-        private var current: [Int64] = []
-
-        init() { current.reserveCapacity(IdentifierList.chunkCapacity) }
-
-        @inline(__always)
-        mutating func append(_ id: Int64) {
-            current.append(id)
-            if current.count == IdentifierList.chunkCapacity { flush() }
-        }
-
-        private mutating func flush() {
-            guard !current.isEmpty else { return }
-            list.starts.append(list.count)
-            list.count += current.count
-            list.chunks.append(current)
-            current = []
-            current.reserveCapacity(IdentifierList.chunkCapacity)
-        }
-
-        mutating func finish() -> IdentifierList {
-            flush()
-            list._checkInvariants()
-            return list
-        }
-    }
-}
-
-extension IdentifierList {
-    #if FOLIO_INTERNAL_CHECKS
-    /// Checks the chunk bookkeeping: starts, count, chunk sizes and the uniform flag, which
-    /// must be set exactly when index arithmetic is right. O(number of chunks).
-    @inline(never)
-    func _checkInvariants() {
-        precondition(starts.count == chunks.count, "one start per chunk")
-        var start = 0
-        for (i, chunk) in chunks.enumerated() {
-            precondition(starts[i] == start, "chunk \(i) starts at \(starts[i]), expected \(start)")
-            precondition(!chunk.isEmpty, "chunk \(i) is empty")
-            precondition(chunk.count <= 2 * Self.chunkCapacity, "chunk \(i) holds \(chunk.count), over twice the capacity")
-            start += chunk.count
-        }
-        precondition(start == count, "count \(count), chunks hold \(start)")
-        let uniform =
-            chunks.dropLast().allSatisfy { $0.count == Self.chunkCapacity }
-            && (chunks.last?.count ?? 0) <= Self.chunkCapacity
-        precondition(isUniform == uniform, "the uniform flag says \(isUniform) for chunk sizes \(chunks.map(\.count))")
-        if let summaries {
-            precondition(summaries.count == chunks.count, "one summary per chunk")
-            // The first and last identifier of each chunk in its summary (O(chunks), as the rest).
-            for (c, chunk) in chunks.enumerated() {
-                precondition(
-                    summaries[c].mayContain(ChunkSummary.bits(of: chunk[0]))
-                        && summaries[c].mayContain(ChunkSummary.bits(of: chunk[chunk.count - 1])),
-                    "chunk \(c) holds an identifier its summary does not")
-            }
-        }
-    }
-    #else
-    @inline(__always)
-    func _checkInvariants() {}
-    #endif
-}
-
-/// A Bloom filter of one chunk of an ``IdentifierList``, blocked by word: an identifier's
-/// four bits are in one 64-bit word of 1,024 (16 bits per identifier of a full chunk,
-/// 8 KiB), so that testing it costs one memory access per chunk. A search for one
-/// identifier tests every chunk's summary, and a tracker's summaries — 2 MiB for a
-/// million-row list — are seldom in the processor's caches at a commit: with three bits in
-/// three words, the three cache misses per chunk were most of a one-row commit's search.
-/// An identifier the chunk does not hold passes for about one chunk in 190 (one in 30 at
-/// twice the capacity), as with three bits anywhere. It only ever gains bits, until it is
-/// rebuilt.
-struct ChunkSummary: Sendable {
-    /// Where an identifier's bits are: one word, and the bits within it.
-    struct Bits: Sendable {
-        var word: Int
-        var mask: UInt64
-    }
-
-    static let log2Words = 10
-    private var words: [UInt64]
-    /// Identifiers added since it was built; past ``IdentifierList/chunkCapacity``, the
-    /// next addition rebuilds it from the chunk (the bits of removed identifiers go).
-    private var added = 0
-
-    init(_ chunk: [Int64]) {
-        words = [UInt64](repeating: 0, count: 1 << Self.log2Words)
-        words.withUnsafeMutableBufferPointer { words in
-            for id in chunk {
-                let bits = Self.bits(of: id)
-                words[bits.word] |= bits.mask
-            }
-        }
-    }
-
-    /// The word and the four bits of `id`: slices of one 64-bit mix of it (the word from
-    /// the top bits, each bit's number from six of the lowest 24).
-    @inline(__always)
-    static func bits(of id: Int64) -> Bits {
-        // The finalizer of SplitMix64: every bit of the result depends on every bit of `id`.
-        var h = UInt64(bitPattern: id) &+ 0x9E37_79B9_7F4A_7C15
-        h = (h ^ (h >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        h = (h ^ (h >> 27)) &* 0x94D0_49BB_1331_11EB
-        h ^= h >> 31
-        let mask: UInt64 =
-            (1 << (h & 63)) | (1 << ((h >> 6) & 63)) | (1 << ((h >> 12) & 63)) | (1 << ((h >> 18) & 63))
-        return Bits(word: Int(h >> UInt64(64 - log2Words)), mask: mask)
-    }
-
-    @inline(__always)
-    func mayContain(_ bits: Bits) -> Bool {
-        words.withUnsafeBufferPointer { $0[bits.word] } & bits.mask == bits.mask
-    }
-
-    /// Adds `id`, now in `chunk`.
-    mutating func add(_ id: Int64, chunk: [Int64]) {
-        added += 1
-        if added > IdentifierList.chunkCapacity {
-            self = ChunkSummary(chunk)
-            return
-        }
-        let bits = Self.bits(of: id)
-        words.withUnsafeMutableBufferPointer { $0[bits.word] |= bits.mask }
-    }
-}
-
-/// A one-hash Bloom filter over identifiers: `mayContain` is false for most identifiers
-/// not in the set (about one in 64 or fewer slips through) and true for every one in it.
-struct MembershipFilter {
-    private var words: [UInt64]
-    private let shift: UInt64
-
-    init(_ identifiers: Set<Int64>) {
-        var log2Bits = 12
-        while log2Bits < 24 && (1 << log2Bits) < identifiers.count * 64 { log2Bits += 1 }
-        shift = UInt64(64 - log2Bits)
-        words = [UInt64](repeating: 0, count: (1 << log2Bits) / 64)
-        for id in identifiers {
-            let bit = Self.hash(id) >> shift
-            words[Int(bit >> 6)] |= 1 << (bit & 63)
-        }
-    }
-
-    @inline(__always)
-    private static func hash(_ id: Int64) -> UInt64 { UInt64(bitPattern: id) &* 0x9E37_79B9_7F4A_7C15 }
-
-    @inline(__always)
-    func mayContain(_ id: Int64) -> Bool {
-        let bit = Self.hash(id) >> shift
-        return words.withUnsafeBufferPointer { $0[Int(bit >> 6)] } & (1 << (bit & 63)) != 0
-    }
-}
-
-extension IdentifierList {
-    /// Identifiers as a JSON array of integers (`[3,1,2]`, in the sequence's order), the
-    /// form in which a batch of identifiers is bound to one SQL argument and read back with
-    /// `json_each`.
-    ///
-    /// - Complexity: O(n).
-    static func jsonArray<S: Sequence<Int64>>(_ identifiers: S) -> String {
-        // Digits written into one byte buffer: no string per identifier.
-        var bytes: [UInt8] = [UInt8(ascii: "[")]
-        bytes.reserveCapacity(2 + 8 * identifiers.underestimatedCount)
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: a 64-bit integer has at most 20 digits
-        for id in identifiers {
-            if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
-            if id < 0 { bytes.append(UInt8(ascii: "-")) }
-            var magnitude = id.magnitude
-            withUnsafeMutableBytes(of: &digits) { buffer in
-                var end = buffer.count
-                repeat {
-                    end -= 1
-                    buffer[end] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                    magnitude /= 10
-                } while magnitude > 0
-                bytes.append(contentsOf: buffer[end...])
-            }
-        }
-        bytes.append(UInt8(ascii: "]"))
-        return String(decoding: bytes, as: UTF8.self)
+    /// Appends `chunk` after the last one: how ``Builder`` builds a list.
+    mutating func appendChunk(_ chunk: [Int64]) {
+        starts.append(count)
+        count += chunk.count
+        chunks.append(chunk)
     }
 }

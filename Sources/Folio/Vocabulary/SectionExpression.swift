@@ -7,9 +7,9 @@ struct SectionExpression: Sendable {
     enum Kind: Sendable {
         /// The expression's value is the section.
         case value
-        /// The expression is a date: the section is its day number (numbers only; any other
-        /// stored value is its own section).
-        case day(offsetSeconds: Int)
+        /// The expression is a date: the section is its day number in the zone (numbers
+        /// only; any other stored value is its own section).
+        case day(DayZone)
         /// The expression's value passes through the app's closure (a `.computed` section key).
         /// User code: never called while a lock is held.
         case computed(@Sendable (DatabaseValue) -> DatabaseValue)
@@ -17,8 +17,8 @@ struct SectionExpression: Sendable {
 
     let fragment: SQLFragment
     let kind: Kind
-    /// The day sections' time-zone offset, `nil` for other kinds.
-    let dayOffset: Int?
+    /// The day sections' time zone, `nil` for other kinds.
+    let dayZone: DayZone?
     /// The table the value is read from through a to-one, `nil` for the entity's own column.
     let related: RelatedTable?
 
@@ -26,7 +26,7 @@ struct SectionExpression: Sendable {
         self.fragment = fragment
         self.kind = kind
         self.related = related
-        if case .day(let offset) = kind { dayOffset = offset } else { dayOffset = nil }
+        if case .day(let zone) = kind { dayZone = zone } else { dayZone = nil }
     }
 
     /// The section of a row whose section expression has the value `raw`.
@@ -34,7 +34,7 @@ struct SectionExpression: Sendable {
     func value(of raw: SQLiteValue) -> SQLiteValue {
         switch kind {
         case .value: return raw
-        case .day(let offset): return DayNumber.value(of: raw, offsetSeconds: offset)
+        case .day(let zone): return DayNumber.value(of: raw, in: zone)
         case .computed(let transform): return SQLiteValue(transform(raw.databaseValue))
         }
     }

@@ -40,6 +40,13 @@ extension ResultsState {
     }
 }
 
+extension ResultsState {
+    /// The state after each of `moves` in turn (each in the coordinates the one before left).
+    func applying(_ moves: [UserMove]) -> ResultsState {
+        moves.reduce(self) { $0.applying($1).state }
+    }
+}
+
 extension ChangeSet {
     /// The change set without the updates of `rows` that stayed where they were: the
     /// user's own move (and the rows it renumbered) echoed by the commit that wrote it. A

@@ -127,17 +127,38 @@ enum App {
         return url
     }
 
+    /// ``hundredThousand``, awaited without blocking Swift's cooperative threads: its first
+    /// use runs `feedloader generate` (about a minute in a debug build), and every other
+    /// test that asks meanwhile waits for it. Waiting on those threads (two on two cores)
+    /// would stop every other test's tasks for that minute, a local HTTP server's included.
+    static func hundredThousandItems() async throws -> URL {
+        try await offThePool { App.hundredThousand }
+    }
+
+    /// ``million``, awaited as ``hundredThousandItems()`` is.
+    static func millionItems() async throws -> URL {
+        try await offThePool { App.million }
+    }
+
+    private static func offThePool(_ fixture: @escaping @Sendable () -> Result<URL, Failure>) async throws -> URL {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: fixture()) }
+        }
+    }
+
     /// A database of 100,000 generated items, made once for the tests that need it and
     /// kept in the temporary directory for the next run of the same binary.
     static let hundredThousand: Result<URL, Failure> = generated(100_000, tag: "100k")
 
-    /// A database of 1,000,000 items, for the tests run with `FOLIO_LARGE=1`, kept like
+    /// A database of 1,000,000 items, for the tests of the long tier (`FOLIO_LONG=1`), kept like
     /// ``hundredThousand``: ``filled(_:base:tag:)`` makes it in well under a minute, where
     /// `feedloader generate 1000000` takes about 11 minutes with a debug build.
     static let million: Result<URL, Failure> = filled(1_000_000, base: 10_000, tag: "1m")
 
-    /// Whether the tests that need ``million`` run (`FOLIO_LARGE=1`).
-    static let isLarge = ProcessInfo.processInfo.environment["FOLIO_LARGE"].map { $0 != "0" && !$0.isEmpty } ?? false
+    /// Whether the tests that need ``million`` run: the long tier (`FOLIO_LONG=1`), or
+    /// `FOLIO_LARGE=1` for those tests alone.
+    static let isLarge =
+        TestTier.isLong || (ProcessInfo.processInfo.environment["FOLIO_LARGE"].map { $0 != "0" && !$0.isEmpty } ?? false)
 
     /// A database of `count` generated items, made once and kept in the temporary directory
     /// for the next run of the same binary.

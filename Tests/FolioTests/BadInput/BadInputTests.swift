@@ -487,7 +487,6 @@ struct BadInputTests {
         (DuplicateColumn.self, "duplicate", "the column 'SAME' is declared twice"),
         (ColumnNamedID.self, "idclash", "the column 'ID' is declared twice (or is 'id')"),
         (ColumnNameWithSQL.self, "quoted", "is not a valid identifier"),
-        (ComputedAttribute.self, "computed", "is not a valid identifier"),
         (EmptyTableName.self, "", "is not a valid identifier"),
         (OverlongTableName.self, String(repeating: "t", count: 65), "at most 64 bytes"),
         (NonASCIITableName.self, "tablé", "is not a valid identifier"),

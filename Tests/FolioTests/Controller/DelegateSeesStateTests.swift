@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 @testable import Folio
 
@@ -75,15 +76,21 @@ final class StateRecordingDelegate: FetchedResultsControllerDelegate {
     ) {
         perChange.append(ShownState(controller))
         let shown = controller.sections
+        let old = will.last?.sections ?? []
         switch type {
         case .delete:
-            deletedSections.insert(sectionIndex)
-            if sectionIndex >= shown.count || shown[sectionIndex].name != section.name {
-                mismatches.append("deleted section \(sectionIndex) \(section.name) is not shown there")
+            // Described as it was, at its old index; gone from what is shown now.
+            if sectionIndex >= old.count || old[sectionIndex] != section.name {
+                mismatches.append("deleted section \(sectionIndex) \(section.name) was not there")
+            }
+            if shown.contains(where: { $0.name == section.name }) {
+                mismatches.append("deleted section \(section.name) still shown")
             }
         default:
-            if shown.contains(where: { $0.name == section.name }) {
-                mismatches.append("inserted section \(section.name) already shown")
+            if sectionIndex >= shown.count || shown[sectionIndex].name != section.name
+                || shown[sectionIndex].numberOfObjects != section.numberOfObjects
+            {
+                mismatches.append("inserted section \(sectionIndex) \(section.name) is not shown there")
             }
         }
     }
@@ -93,16 +100,25 @@ final class StateRecordingDelegate: FetchedResultsControllerDelegate {
         for type: FetchedResultsChangeType, newIndexPath: IndexPath?
     ) {
         perChange.append(ShownState(controller))
+        // `indexPath`: the row's place in the state before the change (the "will" state).
+        if let indexPath, let old = will.last {
+            let flat = old.counts.prefix(indexPath.section).reduce(0, +) + indexPath.item
+            if indexPath.section >= old.counts.count || indexPath.item >= old.counts[indexPath.section]
+                || old.byIndexPath[flat] != id
+            {
+                mismatches.append("\(type) \(id) was not at its old index path \(indexPath)")
+            }
+        }
+        // `newIndexPath`: its place in what is shown now, where its record is read.
+        if let newIndexPath, controller.identifier(at: newIndexPath) != id {
+            mismatches.append("\(type) \(id) is not at its new index path \(newIndexPath)")
+        }
         switch type {
-        case .insert:
-            // Not shown, or shown in a section this change deletes (it leaves it for another).
-            if let shownAt = controller.indexPath(for: id), !deletedSections.contains(shownAt.section) {
-                mismatches.append("inserted \(id) already shown at \(shownAt)")
-            }
-        case .delete, .update, .move:
-            if let indexPath, controller.identifier(at: indexPath) != id {
-                mismatches.append("\(type) \(id) is not at its old index path \(indexPath)")
-            }
+        case .insert: if indexPath != nil || newIndexPath == nil { mismatches.append("insert \(id) paths") }
+        case .delete:
+            if indexPath == nil || newIndexPath != nil { mismatches.append("delete \(id) paths") }
+            if controller.indexPath(for: id) != nil { mismatches.append("deleted \(id) still shown") }
+        case .move, .update: if indexPath == nil || newIndexPath == nil { mismatches.append("\(type) \(id) paths") }
         }
     }
 
@@ -128,9 +144,8 @@ final class StateRecordingDelegate: FetchedResultsControllerDelegate {
     }
 }
 
-/// Core Data's "about to start processing": during `controllerWillChangeContent` and the
-/// per-change callbacks the controller shows the state before the change; from
-/// `controllerDidChangeContent` on, the state after it.
+/// Core Data's timing: during `controllerWillChangeContent` the controller shows the state
+/// before the change; from the first section or object callback on, the state after it.
 @Suite("FetchedResultsController: what the delegate sees in each callback")
 @MainActor
 struct DelegateSeesStateTests {
@@ -170,7 +185,7 @@ struct DelegateSeesStateTests {
         #expect(delegate.will.first?.numberOfObjects == before.numberOfObjects, sourceLocation: sourceLocation)
         #expect(delegate.perChange.isEmpty != perChangeCallbacks, sourceLocation: sourceLocation)
         #expect(
-            delegate.perChange.allSatisfy { $0.shape == before.shape }, "per-change callbacks: the old state",
+            delegate.perChange.allSatisfy { $0.shape == after.shape }, "per-change callbacks: the new state",
             sourceLocation: sourceLocation)
         #expect(delegate.did == [after], "did: the new state", sourceLocation: sourceLocation)
         #expect(delegate.changeSetCallback == [after], sourceLocation: sourceLocation)
@@ -180,7 +195,7 @@ struct DelegateSeesStateTests {
         #expect(TableViewModel(controller.snapshot) == (try freshModel(controller)), sourceLocation: sourceLocation)
     }
 
-    @Test func willAndPerChangeCallbacksSeeTheOldStateAndDidSeesTheNew() async throws {
+    @Test func willSeesTheOldStateAndEveryLaterCallbackTheNew() async throws {
         let (controller, delegate) = try await liveController()
         // An insert into a section.
         try await expectOldThenNew(controller, delegate) {
@@ -219,17 +234,21 @@ struct DelegateSeesStateTests {
         }
     }
 
-    @Test func anInPlaceUpdateIsDeliveredWithTheOldPositionsShown() async throws {
+    @Test func anInPlaceUpdateIsReadAtItsNewIndexPathWithTheNewState() async throws {
         let (controller, delegate) = try await liveController()
-        // The titles are read while the positions are the old ones; nothing moves.
+        // An update beside an insert before it: the old and new index paths differ.
         delegate.reset()
         let before = ShownState(controller)
-        try writeSync(store) { tx in try tx.database.execute(sql: "UPDATE article SET title = 'changed' WHERE score = 3") }
+        try writeSync(store) { tx in
+            try tx.database.execute(sql: "UPDATE article SET title = 'changed' WHERE score = 3")
+            var a = Article(title: "before it", score: -5, category: "a"); try tx.insert(&a)
+        }
         await controller.waitForChanges()
         #expect(delegate.will.map(\.shape) == [before.shape])
-        #expect(delegate.perChange.map(\.shape) == [before.shape])
-        #expect(delegate.changeSets.last?.updatedItems.count == 1)
-        #expect(delegate.did.first?.titles.contains("changed") == true, "did: the stored record")
+        let change = try #require(delegate.changeSets.last)
+        #expect(change.updatedItems.count == 1)
+        #expect(delegate.perChange.count == 2)
+        #expect(delegate.perChange.allSatisfy { $0.titles.contains("changed") }, "per-change: the new records")
         #expect(delegate.mismatches.isEmpty, "\(delegate.mismatches)")
     }
 
@@ -321,4 +340,77 @@ final class RefetchingDelegate: FetchedResultsControllerDelegate {
     }
 
     func controllerDidChangeContent(_ controller: FetchedResultsController<Article>) { events.append("did") }
+}
+
+/// The classic delegate of Core Data's users (cells configured from `object(at: newIndexPath)`
+/// in the object callbacks) drives a strict table-view model through commits that insert,
+/// delete, move and update rows across sections in one transaction.
+@Suite("FetchedResultsController: the classic Core Data delegate")
+@MainActor
+struct ClassicDelegateTests {
+    @Test(arguments: [false, true])
+    func theClassicDelegateConfiguresEachCellWithItsRecord(descending: Bool) async throws {
+        let store = try Store.temporary(records: [Article.self])
+        try seed(store, count: 40, categories: ["a", "b", "c", "d"])
+        var request = RecordRequest<Article>(
+            sortBy: [SortDescriptor(\.category, order: descending ? .reverse : .forward), SortDescriptor(\.score)])
+        request.batchSize = 5
+        let controller = FetchedResultsController(request, store: store, sectionBy: .attribute(\.category))
+        try fetchNow(controller)
+        let delegate = ClassicTableDelegate<Article>(
+            showing: controller.snapshot,
+            stored: { id in try? readSync(store) { db in try Article.fetchStored(id, db) } },
+            same: { $0 == $1 })
+        controller.delegate = delegate
+        var random = SeededRandom(seed: descending ? 2 : 1)
+        for round in 0..<60 {
+            try writeSync(store) { tx in
+                for _ in 0..<Int.random(in: 1...6, using: &random) {
+                    let score = Int.random(in: -20..<60, using: &random)
+                    let category = ["a", "b", "c", "d", "e", nil].randomElement(using: &random)!
+                    switch Int.random(in: 0..<5, using: &random) {
+                    case 0:
+                        var a = Article(title: "r\(round)", score: score, category: category)
+                        try tx.insert(&a)
+                    case 1:
+                        try tx.database.execute(
+                            sql: "DELETE FROM article WHERE id = (SELECT id FROM article ORDER BY random() LIMIT 1)")
+                    case 2:
+                        try tx.database.execute(
+                            sql:
+                                "UPDATE article SET score = ?, category = ? WHERE id = (SELECT id FROM article ORDER BY random() LIMIT 1)",
+                            arguments: [score, category])
+                    default:
+                        try tx.database.execute(
+                            sql:
+                                "UPDATE article SET title = ? WHERE id = (SELECT id FROM article ORDER BY random() LIMIT 1)",
+                            arguments: ["t\(round)-\(score)"])
+                    }
+                }
+            }
+            await controller.waitForChanges()
+            #expect(delegate.problems.isEmpty, "round \(round): \(delegate.problems)")
+            #expect(delegate.table == TableViewModel(controller.snapshot), "round \(round)")
+            #expect(delegate.table == (try freshModel(controller)), "round \(round)")
+            delegate.problems = []
+        }
+        #expect(delegate.batches > 40)
+    }
+}
+
+extension Article {
+    /// The stored row `id`, read by the test's own SQL.
+    static func fetchStored(_ id: RecordID, _ db: Database) throws -> Article? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM article WHERE id = ?", arguments: [id.rawValue])
+        else { return nil }
+        var a = Article()
+        a.id = id
+        a.title = row["title"]
+        a.url = row["url"]
+        a.published = Date(timeIntervalSince1970: row["published"])
+        a.score = row["score"]
+        a.category = row["category"]
+        a.isRead = row["isRead"]
+        return a
+    }
 }

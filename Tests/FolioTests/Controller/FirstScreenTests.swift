@@ -78,7 +78,8 @@ func firstScreenController(
 ) -> (FetchedResultsController<Article>, LiveRecorder) {
     let request = RecordRequest<Article>(
         predicate: predicate, sortBy: [SortDescriptor(\.published), SortDescriptor(\.score)], batchSize: 50)
-    let controller = FetchedResultsController(request, store: store, sectionBy: .day(\.published), cacheName: cacheName)
+    let controller = FetchedResultsController(
+        request, store: store, sectionBy: .day(\.published, timeZone: .gmt), cacheName: cacheName)
     controller.completesInBackground = true
     controller.firstScreenRule = .immediately(rows: rows)
     controller.completionHook = gate?.hook
@@ -160,7 +161,8 @@ func applyAll(_ recorder: LiveRecorder, to model: inout TableViewModel) throws {
         let store = try Store.temporary(records: [Article.self])
         try seed(store, count: count)
         let controller = FetchedResultsController(
-            RecordRequest<Article>(sortBy: [SortDescriptor(\.published)]), store: store, sectionBy: .day(\.published))
+            RecordRequest<Article>(sortBy: [SortDescriptor(\.published)]), store: store,
+            sectionBy: .day(\.published, timeZone: .gmt))
         controller.completesInBackground = true
         #expect(controller.firstScreenRule == .automatic(rows: 0))
         try fetchNow(controller)
@@ -324,7 +326,7 @@ func applyAll(_ recorder: LiveRecorder, to model: inout TableViewModel) throws {
         try seed(store, count: 10_000)
         let gate = FirstScreenGate(at: 0)
         let request = RecordRequest<Article>(sortBy: [SortDescriptor(\.published), SortDescriptor(\.score)])
-        let controller = FetchedResultsController(request, store: store, sectionBy: .day(\.published))
+        let controller = FetchedResultsController(request, store: store, sectionBy: .day(\.published, timeZone: .gmt))
         controller.completesInBackground = true
         controller.firstScreenRule = .immediately(rows: 100)
         controller.completionHook = gate.hook
@@ -345,7 +347,8 @@ func applyAll(_ recorder: LiveRecorder, to model: inout TableViewModel) throws {
         let store = try Store.temporary(records: [Article.self])
         try seed(store, count: 10_000)
         let model = FetchedResultsModel(
-            RecordRequest<Article>(sortBy: [SortDescriptor(\.published)]), store: store, sectionBy: .day(\.published))
+            RecordRequest<Article>(sortBy: [SortDescriptor(\.published)]), store: store,
+            sectionBy: .day(\.published, timeZone: .gmt))
         model.controller.completesInBackground = true
         model.controller.firstScreenRule = .immediately(rows: 50)
         let gate = FirstScreenGate(at: 0)

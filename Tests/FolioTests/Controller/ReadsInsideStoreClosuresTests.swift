@@ -4,7 +4,7 @@ import Testing
 @testable import Folio
 
 /// `object(at:)` called inside the store's own `write` or `read` closure.
-@Suite("object(at:) inside the store's own closures")
+@Suite("object(at:) inside the store's own closures", .tags(Testing.Tag.threadSanitized))
 @MainActor
 struct ReadsInsideStoreClosuresTests: LiveListSuite {
     /// Inside the store's own `write` closure the store cannot start a read, and

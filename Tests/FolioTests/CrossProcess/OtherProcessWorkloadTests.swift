@@ -22,7 +22,7 @@ import Testing
 @Suite("Other processes' randomized workloads")
 @MainActor
 struct OtherProcessWorkloadTests {
-    nonisolated static var seeds: [UInt64] { workloadSeeds(defaultCount: 8) }
+    nonisolated static var seeds: [UInt64] { workloadSeeds(defaultCount: 8, quick: 1) }
 
     nonisolated static var steps: Int { environmentInt("FOLIO_TRANSACTIONS") ?? 25 }
 

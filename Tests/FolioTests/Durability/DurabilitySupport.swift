@@ -113,10 +113,11 @@ func newestFirst() -> RecordRequest<Article> {
 func cachedFetch(
     _ store: Store, name: String = "feed", sourceLocation: SourceLocation = #_sourceLocation
 ) async throws -> SectionCache.Outcome {
-    let cached = FetchedResultsController(newestFirst(), store: store, sectionBy: .day(\.published), cacheName: name)
+    let cached = FetchedResultsController(
+        newestFirst(), store: store, sectionBy: .day(\.published, timeZone: .gmt), cacheName: name)
     try await cached.performFetch()
     await cached.flushCache()
-    let fresh = FetchedResultsController(newestFirst(), store: store, sectionBy: .day(\.published))
+    let fresh = FetchedResultsController(newestFirst(), store: store, sectionBy: .day(\.published, timeZone: .gmt))
     try await fresh.performFetch()
     #expect(cached.snapshot == fresh.snapshot, "a cached answer is never a wrong answer", sourceLocation: sourceLocation)
     #expect(cached.sections == fresh.sections, sourceLocation: sourceLocation)

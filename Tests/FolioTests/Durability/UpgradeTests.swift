@@ -81,7 +81,7 @@ extension Durability {
             // The cache the older version wrote for exactly these rows is not trusted, then rebuilt.
             #expect(try await cachedFetch(store) == .rebuilt("written by another version of Folio (cache format 1)"))
             #expect(try await cachedFetch(store) == .reused)
-            let controller = FetchedResultsController(newestFirst(), store: store, sectionBy: .day(\.published))
+            let controller = FetchedResultsController(newestFirst(), store: store, sectionBy: .day(\.published, timeZone: .gmt))
             try await controller.performFetch()
             #expect(controller.sections.map(\.numberOfObjects) == [12, 12, 12, 12, 11])
 

@@ -377,9 +377,9 @@ struct BackgroundFetchTests {
     }
 
     /// The whole million records loaded in the background (about 4 s and 400 MB): run with
-    /// `FOLIO_LONG_TESTS=1`.
+    /// `FOLIO_LONG=1`.
     @MainActor
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["FOLIO_LONG_TESTS"] != nil))
+    @Test(.enabled(if: TestTier.isLong, "the long tier runs it (FOLIO_LONG=1)"))
     func theMainActorKeepsRunningWhileAMillionRecordsLoad() async throws {
         let store = try MillionRows.store()
         var results: FetchedRecords<Article>?

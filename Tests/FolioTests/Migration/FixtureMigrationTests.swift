@@ -103,7 +103,8 @@ struct FixtureMigrationTests {
         // The old cache (of `article`, format 1) is never trusted; sections equal a fresh fetch.
         var request = RecordRequest<FixturePost>(sortBy: [SortDescriptor(\.published, order: .reverse)])
         request.batchSize = 10
-        let controller = FetchedResultsController(request, store: store, sectionBy: .day(\.published), cacheName: "feed")
+        let controller = FetchedResultsController(
+            request, store: store, sectionBy: .day(\.published, timeZone: .gmt), cacheName: "feed")
         try await controller.performFetch()
         guard case .rebuilt = controller.lastCacheOutcome else {
             Issue.record("the earliest version's cache was trusted: \(controller.lastCacheOutcome)")

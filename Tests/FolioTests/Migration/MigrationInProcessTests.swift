@@ -72,6 +72,38 @@ struct MigrationInProcessTests: NotesFileSuite {
         #expect(first == nil)
     }
 
+    /// A store the app released can live on for one background step it had begun (here
+    /// a step that holds it for 0.3 s): the migration waits for that step instead of
+    /// refusing, while a store the app still holds is refused once its step ends.
+    @Test(arguments: [false, true])
+    func aMigrationWaitsForTheLastStepOfAReleasedStore(stillHeld: Bool) throws {
+        try makeNotes(path, count: 5)
+        var first: Store? = try Store(path: path, model: StoreModel(version: 1, records: [NoteV1.self]))
+        let file = try #require(first?.openFileIdentity)
+        let inStep = Locked<Store?>(first)
+        let started = DispatchSemaphore(value: 0)
+        let ended = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            OpenStoreFiles.step(file) {
+                started.signal()
+                Thread.sleep(forTimeInterval: 0.3)
+                inStep.withLock { $0 = nil }
+            }
+            ended.signal()
+        }
+        started.wait()
+        if !stillHeld { first = nil }
+        let v2 = StoreModel(version: 2, records: [NoteWithTag.self])
+        if stillHeld {
+            expectError(.migrationWhileOpen(path: path)) { try Store(path: path, model: v2) }
+        } else {
+            let migrated = try Store(path: path, model: v2)
+            #expect(try migrated.count(RecordRequest<NoteWithTag>()) == 5)
+        }
+        ended.wait()
+        #expect((first != nil) == stillHeld)
+    }
+
     @Test func aFailedOpenDoesNotCountAsOpen() throws {
         try makeNotes(path, count: 5, version: 3)
         expectError(.newerModelVersion(path: path, version: 3, declared: 2)) {

@@ -117,7 +117,7 @@ struct MigrationProcessTests {
     @Test func aMigrationKilledAtRandomPointsLeavesTheFileOldOrNew() async throws {
         let seed = UInt64(environmentInt("FOLIO_CRASH_SEED") ?? Int.random(in: 0..<1_000_000))
         var rng = SplitMix64(seed: seed)
-        let rounds = isSoak ? 40 : 8
+        let rounds = isSoak ? 40 : TestTier.pick(quick: 2, long: 8)
         let directory = try ScratchDirectory()
         let template = directory.path("template.sqlite")
         let count = 60_000
@@ -160,7 +160,10 @@ struct MigrationProcessTests {
             try? FileManager.default.removeItem(atPath: path)
         }
         print("migration kills (seed \(seed)): \(outcomes.sorted { $0.key < $1.key })")
-        #expect(outcomes["old", default: 0] > 0, "no kill landed inside a migration (seed \(seed))")
+        // Where a few kills land is chance: the long tier's eight rounds must land one inside.
+        if rounds >= 8 {
+            #expect(outcomes["old", default: 0] > 0, "no kill landed inside a migration (seed \(seed))")
+        }
     }
 
     /// Columns, row count, rowids, values and the AUTOINCREMENT counter, in one line.

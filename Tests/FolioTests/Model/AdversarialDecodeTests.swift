@@ -234,7 +234,9 @@ func advDescribe(_ value: DatabaseValue) -> String {
 func advFingerprint<R: PersistentRecord>(_ record: R?) -> String {
     guard let record else { return "nil" }
     return "\(record.id.map { String($0.rawValue) } ?? "-"):"
-        + R.entity.attributes.map { advDescribe($0.encode(record)) }.joined(separator: "|")
+        + R.entity.attributes.map { attribute in
+            (try? attribute.encode(record)).map(advDescribe) ?? "unstorable"
+        }.joined(separator: "|")
 }
 
 func advOutcome<R: PersistentRecord>(_ body: () throws -> R?) -> String {
@@ -272,6 +274,7 @@ func advValidLiteral(_ attribute: AttributeDescription<AdvWide>, _ random: inout
     case .date: return ["1700000000.25", "0", "-1.5", "86400"][random.below(4)]
     case .data: return ["X'0102'", "X''"][random.below(2)]
     case .uuid: return "X'000102030405060708090A0B0C0D0E0F'"
+    case .json: return "'[]'"
     }
 }
 

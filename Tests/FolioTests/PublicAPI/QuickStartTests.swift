@@ -2,22 +2,16 @@ import Foundation
 import Testing
 import Folio
 
-// The README's quick start, verbatim between the markers, so that it always compiles.
+// The README's quick start, verbatim between the markers, so that it always compiles;
+// `theDocumentsShowThisCode` checks that the README shows this very code.
 
 // quick-start-begin
-struct Bookmark: PersistentRecord {
+@PersistentRecord
+struct Bookmark {
     var id: RecordID?
     var title = ""
-    var created = Date()
+    @Stored(.indexed) var created = Date()
     var starred = false
-
-    static let entity = EntityDescription<Bookmark>(
-        "bookmark",
-        [
-            AttributeDescription(\.title),
-            AttributeDescription(\.created, indexed: true),
-            AttributeDescription(\.starred),
-        ])
 }
 
 @MainActor
@@ -54,32 +48,22 @@ func quickStart() async throws -> [String] {
 }
 // quick-start-end
 
-// The README's relationships example, verbatim between the markers.
+// The complete example of the DocC article Relationships, verbatim between the markers.
 
 // relationships-begin
-struct Author: PersistentRecord {
+@PersistentRecord
+struct Author {
     var id: RecordID?
-    var name = ""
-
-    static let entity = EntityDescription<Author>(
-        "author",
-        [AttributeDescription(\.name, indexed: true)],
-        relationships: [.toMany(\Book.author, deleteRule: .cascade)])  // deleting an author deletes their books
+    @Stored(.indexed) var name = ""
+    @ToMany(\Book.author, deleteRule: .cascade) var books: RecordRequest<Book>  // deleting an author deletes their books
 }
 
-struct Book: PersistentRecord {
+@PersistentRecord
+struct Book {
     var id: RecordID?
     var title = ""
-    var year = 0
-    var author = ToOne<Author>()  // the author's identifier, or nil
-
-    static let entity = EntityDescription<Book>(
-        "book",
-        [
-            AttributeDescription(\.title),
-            AttributeDescription(\.year, indexed: true),
-        ],
-        relationships: [.toOne(\.author)])  // a reference column, with an index
+    @Stored(.indexed) var year = 0
+    var author = ToOne<Author>()  // the author's identifier, or nil: a reference column, with an index
 }
 
 @MainActor
@@ -98,7 +82,8 @@ func relationships() async throws -> [String] {
     }
 
     // A to-many is a request: counted and fetched lazily, through the reference index.
-    let hers = RecordRequest<Book>(relatedTo: austen.id, through: \.author, sortBy: [SortDescriptor(\.year)])
+    var hers = austen.books  // RecordRequest<Book>(relatedTo: austen.id, through: \.author)
+    hers.sortBy = [SortDescriptor(\.year)]
     let count = try store.count(hers)  // 2, no record loaded
     let first = try await store.fetch(hers).first  // Emma
 
@@ -122,6 +107,49 @@ func relationships() async throws -> [String] {
 
 @Suite("README quick start")
 struct QuickStartTests {
+    /// The package's root: this file is `Tests/FolioTests/PublicAPI/QuickStartTests.swift`.
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// The lines after the line holding `begin`, up to the line holding `end`.
+    static func lines(after begin: String, upTo end: String, in text: String) -> [Substring]? {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let first = lines.firstIndex(where: { $0.contains(begin) }),
+            let last = lines[(first + 1)...].firstIndex(where: { $0.contains(end) })
+        else { return nil }
+        return Array(lines[(first + 1)..<last])
+    }
+
+    /// The Swift code of a Markdown block between two markers, without its fence and the
+    /// `import` lines that open it.
+    static func documentedCode(_ document: String, between begin: String, and end: String) throws -> String {
+        let text = try String(contentsOf: packageRoot.appendingPathComponent(document), encoding: .utf8)
+        let block = try #require(Self.lines(after: begin, upTo: end, in: text), "\(document) has no \(begin) … \(end)")
+        #expect(block.first == "```swift" && block.last == "```", "\(document): the code between the markers is one fenced block")
+        var code = Array(block.dropFirst().dropLast())
+        while let line = code.first, line.hasPrefix("import ") || line.isEmpty { code.removeFirst() }
+        return code.joined(separator: "\n")
+    }
+
+    /// The README's quick start and the *Relationships* article's complete example are this
+    /// file's code, word for word (the README's also has the `import` lines it needs).
+    @Test func theDocumentsShowThisCode() throws {
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        for (document, begin, end, marker) in [
+            ("README.md", "<!-- quick-start-begin", "<!-- quick-start-end -->", "quick-start"),
+            (
+                "Sources/Folio/Folio.docc/Relationships.md", "<!-- relationships-begin", "<!-- relationships-end -->",
+                "relationships"
+            ),
+        ] {
+            let compiled = try #require(Self.lines(after: "// \(marker)-begin", upTo: "// \(marker)-end", in: source))
+            #expect(
+                try Self.documentedCode(document, between: begin, and: end) == compiled.joined(separator: "\n"),
+                "\(document) shows other code than QuickStartTests.swift compiles between its \(marker) markers: copy it over")
+        }
+    }
+
     @Test @MainActor func quickStartRuns() async throws {
         let result = try await quickStart()
         #expect(result == ["1970-02-11", "Bookmark 999", "1970-02-16"])
@@ -130,5 +158,18 @@ struct QuickStartTests {
     @Test @MainActor func relationshipsExampleRuns() async throws {
         let result = try await relationships()
         #expect(result == ["2", "Emma", "Austen, Jane, George Eliot"])
+    }
+
+    /// The relationships example's macro entities are the ones it declared by hand before: a
+    /// file made with them opens without a migration.
+    @Test func theMacroEntitiesAreTheHandWrittenOnes() {
+        let author = EntityDescription<Author>(
+            "author", [AttributeDescription(\.name, indexed: true)],
+            relationships: [.toMany(\Book.author, deleteRule: .cascade)])
+        let book = EntityDescription<Book>(
+            "book", [AttributeDescription(\.title), AttributeDescription(\.year, indexed: true)],
+            relationships: [.toOne(\.author)])
+        expectSameEntity(Author.entity, author)
+        expectSameEntity(Book.entity, book)
     }
 }

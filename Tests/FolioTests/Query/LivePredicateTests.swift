@@ -4,7 +4,7 @@ import Testing
 @testable import Folio
 
 /// Predicates on a live controller.
-@Suite("Predicates on live lists")
+@Suite("Predicates on live lists", .tags(Testing.Tag.threadSanitized))
 @MainActor
 struct LivePredicateTests {
     /// `#Predicate { $0.score < -1 }` and unary minus translate (they once threw

@@ -285,8 +285,9 @@ struct ThroughToOneTests {
                 sql: "UPDATE photo SET album = ? WHERE title IN ('loose 2', 'loose 3')", arguments: [Self.dangling])
         }
         try expectSectionsFollowAlbums(
-            store, photos: RecordRequest(sortBy: [SortDescriptor(\Photo.album.created)]), .day(\Photo.album.created),
-            albums: RecordRequest(sortBy: [SortDescriptor(\Album.created)]), .day(\Album.created))
+            store, photos: RecordRequest(sortBy: [SortDescriptor(\Photo.album.created)]),
+            .day(\Photo.album.created, timeZone: .gmt),
+            albums: RecordRequest(sortBy: [SortDescriptor(\Album.created)]), .day(\Album.created, timeZone: .gmt))
         let west = TimeZone(secondsFromGMT: -5 * 3600)!
         try expectSectionsFollowAlbums(
             store, photos: RecordRequest(sortBy: [SortDescriptor(\Photo.album.created, order: .reverse)]),
@@ -302,7 +303,7 @@ struct ThroughToOneTests {
             sectionBy: .firstLetter(\Photo.album.name))
         let days = try await PhotoHarness(
             store, RecordRequest(sortBy: [SortDescriptor(\Photo.album.created), SortDescriptor(\.taken)], batchSize: 3),
-            sectionBy: .day(\Photo.album.created))
+            sectionBy: .day(\Photo.album.created, timeZone: .gmt))
         let ids = world.albums.keys.sorted { $0.rawValue < $1.rawValue }
         let renames = ["\u{212A}elvin", "\u{C5}ngstr\u{F6}m", "A\u{30A}ngstro\u{308}m", "", "\u{0}", "zz", "Beach"]
         for (i, name) in renames.enumerated() {

@@ -28,7 +28,7 @@ func loopOnThread(until stop: Locked<Bool>, once: Bool = false, _ body: @escapin
     }
 }
 
-@Suite("Concurrency")
+@Suite("Concurrency", .tags(Testing.Tag.threadSanitized))
 @MainActor
 struct ConcurrencyTests {
     nonisolated static let rowCount = 300
@@ -140,7 +140,7 @@ struct ConcurrencyTests {
         let controllers = [
             FetchedResultsController(byScore, store: store),
             FetchedResultsController(byCategory, store: store, sectionBy: .attribute(\.category)),
-            FetchedResultsController(window, store: store, sectionBy: .day(\.published)),
+            FetchedResultsController(window, store: store, sectionBy: .day(\.published, timeZone: .gmt)),
         ]
         var delegates: [ModelDelegate] = []
         for (i, controller) in controllers.enumerated() {
@@ -298,7 +298,8 @@ struct ConcurrencyTests {
         #expect(counts["batched iterations", default: 0] > 5)
         #expect(delegates.allSatisfy { $0.changeSets > 5 })
         #expect(requestChanges >= 20)
-        let racedRounds = try await commitsRacingRequestChanges(store, controllers[1], rounds: isSoak ? 500 : 60)
+        let racedRounds = try await commitsRacingRequestChanges(
+            store, controllers[1], rounds: isSoak ? 500 : TestTier.pick(quick: 8, long: 60))
         print(
             "concurrency: \(racedRounds) rounds of a commit racing setRequest, \(counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")), change sets \(delegates.map(\.changeSets)), request changes \(requestChanges)"
         )

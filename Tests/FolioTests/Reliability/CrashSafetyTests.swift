@@ -113,7 +113,7 @@ struct CrashSafetyTests {
         let importer = try #require(Self.importer, "FolioCrashImporter was not built next to the tests (swift build builds it)")
         let seed = UInt64(environmentInt("FOLIO_CRASH_SEED") ?? Int.random(in: 0..<1_000_000))
         var rng = SplitMix64(seed: seed)
-        let kills = environmentInt("FOLIO_CRASH_KILLS") ?? (isSoak ? 500 : 100)
+        let kills = environmentInt("FOLIO_CRASH_KILLS") ?? (isSoak ? 500 : TestTier.pick(quick: 2, long: 100))
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-crash-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -186,8 +186,17 @@ struct CrashSafetyTests {
                 "commits out of order: \(printed) after batch \(storeLast) — \(context)")
             let lastPrinted = printed.last ?? storeLast
 
-            // After the kill.
+            // After the kill: a cache write the kill cut short left a temporary file, which
+            // opening the store removes (its writer is gone).
+            let cachesNow = URL(fileURLWithPath: path + "-folio-cache")
+            func temporaries() -> [String] {
+                ((try? FileManager.default.contentsOfDirectory(atPath: cachesNow.path)) ?? []).filter {
+                    $0.hasSuffix(".folio-cache-tmp")
+                }
+            }
+            tally.temporaryFilesLeft += temporaries().count
             let store = try Store(path: path, records: [CrashItem.self])
+            #expect(temporaries().isEmpty, "opening the store removes a killed writer's temporary cache files — \(context)")
             let integrity = try store.readSync { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
             #expect(integrity == ["ok"], "\(context)")
             let batches = try store.readSync { db in
@@ -252,20 +261,22 @@ struct CrashSafetyTests {
             }
             storeLast = last
         }
-        // Cache writes cut short leave only Folio's temporary files; deleteCache removes them
-        // and every cache, and leaves nothing else behind.
+        // Cache writes cut short left temporary files, removed when the store opened; what
+        // is left is the cache, which deleteCache removes, leaving nothing behind.
         let caches = URL(fileURLWithPath: path + "-folio-cache")
         let left = (try? FileManager.default.contentsOfDirectory(atPath: caches.path)) ?? []
-        #expect(left.allSatisfy { $0 == "crash.folio-cache" || $0.hasSuffix(".folio-cache-tmp") }, "\(left)")
-        tally.temporaryFilesLeft = left.filter { $0.hasSuffix(".folio-cache-tmp") }.count
+        #expect(left.allSatisfy { $0 == "crash.folio-cache" }, "\(left)")
         let store = try Store(path: path, records: [CrashItem.self])
         try await MainActor.run { try FetchedResultsController<CrashItem>.deleteCache(withName: nil, in: store) }
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: caches.path)) ?? []) == [])
         #expect(tally.kills == kills)
         #expect(tally.killsAfterACommit >= kills / 2, "most kills land while importing: \(tally)")
         #expect(tally.batchesCommitted > kills, "\(tally)")
-        #expect(tally.cacheReused > 0 && tally.cacheRebuilt > 0, "both cache paths taken: \(tally)")
-        #expect(tally.knownStale > 0 && tally.knownValid > 0, "both cache checks exercised: \(tally)")
+        // Which paths a few kills take is chance: the long tier's hundred take them all.
+        if kills >= 50 {
+            #expect(tally.cacheReused > 0 && tally.cacheRebuilt > 0, "both cache paths taken: \(tally)")
+            #expect(tally.knownStale > 0 && tally.knownValid > 0, "both cache checks exercised: \(tally)")
+        }
         print("crash safety (seed \(seed)): \(tally)")
     }
 

@@ -66,6 +66,36 @@ final class WorkloadRecorder: FetchedResultsControllerDelegate {
     ) {
         if phase != 1 { wellFormed = false }
         objectCallbacks += 1
+        configureCell(id, type, at: indexPath, newIndexPath: newIndexPath, controller)
+    }
+
+    /// The classic Core Data delegate's cell configuration: an inserted, moved or updated
+    /// row's record is read at `newIndexPath` (the new state is installed); it must be that
+    /// row. Problems since the last check.
+    var classicProblems: [String] = []
+
+    private func configureCell(
+        _ id: RecordID, _ type: FetchedResultsChangeType, at indexPath: IndexPath?, newIndexPath: IndexPath?,
+        _ controller: FetchedResultsController<Item>
+    ) {
+        if type == .delete {
+            // (A row that left a deleted section for another is also inserted there: it may be shown.)
+            if indexPath == nil || newIndexPath != nil { classicProblems.append("delete \(id): paths") }
+            return
+        }
+        guard let newIndexPath, type == .insert ? indexPath == nil : indexPath != nil else {
+            return classicProblems.append(
+                "\(type) \(id): paths \(String(describing: indexPath)) \(String(describing: newIndexPath))")
+        }
+        let sections = controller.sections
+        guard newIndexPath.section < sections.count, newIndexPath.item < sections[newIndexPath.section].numberOfObjects
+        else { return classicProblems.append("\(type) \(id): newIndexPath \(newIndexPath) is past the results") }
+        if controller.identifier(at: newIndexPath) != id {
+            classicProblems.append("\(type) \(id): another row at newIndexPath \(newIndexPath)")
+        } else if let record = controller.object(at: newIndexPath), record.id != id {
+            classicProblems.append(
+                "\(type) \(id): the record at newIndexPath \(newIndexPath) is \(String(describing: record.id))")
+        }
     }
     func controllerDidChangeContent(_ controller: FetchedResultsController<Item>) {
         if phase != 1 { wellFormed = false }
@@ -606,6 +636,11 @@ final class Workload {
             stats.add("change sets checked")
             if change.isReload { stats.add("reloads") }
         }
+        let classic = s.recorder.classicProblems
+        s.recorder.classicProblems = []
+        try ensure(
+            classic.isEmpty, "classic delegate",
+            "cells configured from object(at: newIndexPath): \(classic.prefix(5).joined(separator: "; "))", index)
         try ensure(
             s.model == TableViewModel(s.controller.snapshot), "model ≠ controller",
             "after the change sets the model differs from the controller's snapshot: \(OracleResult.difference(s.model.sections.map { $0.map(\.rawValue) }, TableViewModel(s.controller.snapshot).sections.map { $0.map(\.rawValue) }))",
@@ -794,7 +829,7 @@ final class Workload {
                 stored[id] = Row(nameKey: row[2], categoryKey: row[4])
             }
             for (id, row) in expected where stored[id] != row {
-                throw fail("stale folded key", "row \(id): keys \(stored[id]!), folio-fold-1 gives \(row)")
+                throw fail("stale folded key", "row \(id): keys \(stored[id]!), folio-fold-2 gives \(row)")
             }
             var indexed: [Int64: Stored] = [:]
             try forEachExactRow(db, "SELECT rowid, folio_name_folded FROM folio_item_fts") { row in

@@ -8,7 +8,8 @@ import Testing
 /// through the controller are the stored ones. See ``WorkloadProfile`` for what each seed
 /// stresses and ``WorkloadGenerator`` for the operations.
 ///
-/// Default: 34 seeds (about 18,000 transactions), each in a child process, two at a time.
+/// The long tier (`FOLIO_LONG=1`): 34 seeds (about 18,000 transactions), each in a child
+/// process, two at a time; the quick tier runs the first 3, each with a third of its transactions.
 /// `FOLIO_SEED=n` runs one seed; `FOLIO_FIRST_SEED=n FOLIO_SEEDS=k` a range;
 /// `FOLIO_TRANSACTIONS=n` sets the steps per seed; `FOLIO_SOAK=1` runs 300 seeds, each five
 /// times longer. A failure is shrunk by delta debugging (`FOLIO_SHRINK=0` skips it,
@@ -19,11 +20,14 @@ import Testing
 struct RandomizedWorkloadTests {
     nonisolated static var seeds: [UInt64] {
         if WorkloadChild.requestPath != nil || replayPath != nil { return [] }
-        return workloadSeeds(defaultCount: isSoak ? 300 : 34)
+        return workloadSeeds(defaultCount: isSoak ? 300 : 34, quick: 3)
     }
 
     nonisolated static func steps(_ profile: WorkloadProfile) -> Int {
-        environmentInt("FOLIO_TRANSACTIONS") ?? profile.defaultSteps * (isSoak ? 5 : 1)
+        // The quick tier runs a third of each seed's transactions (its first seeds' profiles).
+        environmentInt("FOLIO_TRANSACTIONS")
+            ?? (isSoak
+                ? profile.defaultSteps * 5 : TestTier.pick(quick: max(profile.defaultSteps / 3, 9), long: profile.defaultSteps))
     }
 
     nonisolated static var replayPath: String? { ProcessInfo.processInfo.environment["FOLIO_REPLAY"] }

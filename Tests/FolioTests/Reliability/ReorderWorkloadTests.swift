@@ -38,7 +38,7 @@ struct Errand: PersistentRecord, Equatable {
 @Suite("Reordering by hand under randomized workloads")
 @MainActor
 struct ReorderWorkloadTests {
-    nonisolated static var seeds: [UInt64] { workloadSeeds(defaultCount: isSoak ? 200 : 20) }
+    nonisolated static var seeds: [UInt64] { workloadSeeds(defaultCount: isSoak ? 200 : 20, quick: 4) }
 
     nonisolated static var steps: Int { environmentInt("FOLIO_TRANSACTIONS") ?? (isSoak ? 200 : 40) }
 
@@ -504,13 +504,12 @@ final class ErrandScreen: FetchedResultsControllerDelegate {
             for item in model.items {
                 #expect(item.record?.title == titles[item.id], "\(context): row \(item.id) shows a stale record")
             }
+            // The moves' own commits notify no one; what may notify after them is a change
+            // set: another program's commit the moves' write noticed, or a refused write's
+            // rows moved back (checked below not to echo the moves).
             let notifications = counter!.take()
-            if onlyMoves {
-                #expect(notifications == 0, "\(context): the moves' own commits notified \(notifications) times")
-            } else {
-                let changed = delivered.filter { !$0.isEmpty }.count
-                #expect(notifications <= changed, "\(context): \(notifications) notifications for \(changed) change sets")
-            }
+            let changed = delivered.filter { !$0.isEmpty }.count
+            #expect(notifications <= changed, "\(context): \(notifications) notifications for \(changed) change sets")
         } else {
             #expect(table == freshRows, "\(context): the table differs from a fresh fetch:\n  \(table)\n  \(freshRows)")
             for id in table.identifiers where drawn[id] != titles[id] {

@@ -126,7 +126,7 @@ struct ControllerSpec: Codable, Equatable, CustomStringConvertible {
         case .none: nil
         case .category: .attribute(\.category)
         case .rank: .attribute(\.rank)
-        case .day: .day(\.stamp)
+        case .day: .day(\.stamp, timeZone: .gmt)
         case .dayEast: .day(\.stamp, timeZone: TimeZone(secondsFromGMT: Self.eastOffset)!)
         case .dayWest: .day(\.stamp, timeZone: TimeZone(secondsFromGMT: Self.westOffset)!)
         case .firstLetter: .firstLetter(\.name)
@@ -181,7 +181,7 @@ struct ControllerSpec: Codable, Equatable, CustomStringConvertible {
             case .none: "nil"
             case .category: ".attribute(\\.category)"
             case .rank: ".attribute(\\.rank)"
-            case .day: ".day(\\.stamp)"
+            case .day: ".day(\\.stamp, timeZone: .gmt)"
             case .dayEast: ".day(\\.stamp, timeZone: TimeZone(secondsFromGMT: \(Self.eastOffset))!)"
             case .dayWest: ".day(\\.stamp, timeZone: TimeZone(secondsFromGMT: \(Self.westOffset))!)"
             case .firstLetter, .foldedLetter: ".firstLetter(\\.name)"
@@ -334,7 +334,8 @@ enum Oracle {
         case .int(let v): seconds = Double(v)
         default: return .null
         }
-        let days = ((seconds + Double(offset)) / 86_400).rounded(.down)
+        // Whole seconds first: exact, where the sum and the quotient could round across midnight.
+        let days = ((seconds.rounded(.down) + Double(offset)) / 86_400).rounded(.down)
         if days.isNaN { return .int(0) }
         if days >= 1e9 { return .int(1_000_000_000) }
         if days <= -1e9 { return .int(-1_000_000_000) }

@@ -27,10 +27,11 @@ func environmentInt(_ name: String) -> Int? {
 }
 
 /// The seeds a randomized suite runs: `FOLIO_SEED=n` that one (a replay), else
-/// `FOLIO_SEEDS` seeds (`defaultCount` when unset) from `FOLIO_FIRST_SEED` (0 when unset).
-func workloadSeeds(defaultCount: Int) -> [UInt64] {
+/// `FOLIO_SEEDS` seeds (when unset: `quick` in the quick tier, `defaultCount` in the long
+/// one, ``TestTier``) from `FOLIO_FIRST_SEED` (0 when unset).
+func workloadSeeds(defaultCount: Int, quick: Int = 2) -> [UInt64] {
     if let seed = environmentInt("FOLIO_SEED") { return [UInt64(seed)] }
-    let count = environmentInt("FOLIO_SEEDS") ?? defaultCount
+    let count = environmentInt("FOLIO_SEEDS") ?? (isSoak ? defaultCount : TestTier.pick(quick: quick, long: defaultCount))
     let first = UInt64(environmentInt("FOLIO_FIRST_SEED") ?? 0)
     return (first..<(first + UInt64(count))).map { $0 }
 }

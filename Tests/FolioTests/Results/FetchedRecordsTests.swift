@@ -106,7 +106,7 @@ struct FetchedResultsTests {
 extension FetchedResultsTests {
     /// Inside the store's own `write` closure, the results collection reads a batch through the
     /// closure's connection and does not keep it (as `object(at:)` does: `ReadsInsideStoreClosuresTests`).
-    @Test func subscriptInsideWriteReturnsTheRecord() throws {
+    @Test(.tags(Testing.Tag.threadSanitized)) func subscriptInsideWriteReturnsTheRecord() throws {
         let store = try Store.inMemory(records: [Article.self])
         try seed(store, count: 30)
         var request = RecordRequest<Article>(sortBy: [SortDescriptor(\.score)])

@@ -201,9 +201,10 @@ import Testing
         try store.write { tx in try tx.database.execute(sql: "UPDATE seekItem SET bucket = 3") }
         let cases: [(RecordRequest<SeekItem>, SectionKey<SeekItem>, String)] = [
             (RecordRequest(sortBy: [SortDescriptor(\.bucket)]), .attribute(\.bucket), "one section"),
-            (RecordRequest(sortBy: [SortDescriptor(\.loose, order: .reverse)]), .day(\.loose), "no index"),
+            (RecordRequest(sortBy: [SortDescriptor(\.loose, order: .reverse)]), .day(\.loose, timeZone: .gmt), "no index"),
             (
-                RecordRequest(predicate: #Predicate { $0.bucket == 3 }, sortBy: [SortDescriptor(\.stamp)]), .day(\.stamp),
+                RecordRequest(predicate: #Predicate { $0.bucket == 3 }, sortBy: [SortDescriptor(\.stamp)]),
+                .day(\.stamp, timeZone: .gmt),
                 "a filter outside the index"
             ),
             (
@@ -238,14 +239,14 @@ import Testing
         let lines = Locked<[String]>([])
         store.diagnostics.logSQL { line in lines.withLock { $0.append(line) } }
         let request = RecordRequest<SeekItem>(sortBy: [SortDescriptor(\.maybeStamp, order: descending ? .reverse : .forward)])
-        let controller = FetchedResultsController(request, store: store, sectionBy: .day(\.maybeStamp))
+        let controller = FetchedResultsController(request, store: store, sectionBy: .day(\.maybeStamp, timeZone: .gmt))
         controller.completesInBackground = true
         controller.firstScreenRule = .immediately(rows: 100)
         store.diagnostics.resetCounters()
         try fetchNow(controller)
         #expect(!controller.isComplete)
         try await controller.waitUntilComplete()
-        let fresh = FetchedResultsController(request, store: store, sectionBy: .day(\.maybeStamp))
+        let fresh = FetchedResultsController(request, store: store, sectionBy: .day(\.maybeStamp, timeZone: .gmt))
         fresh.firstScreenRule = nil
         try fetchNow(fresh)
         #expect(TableViewModel(controller.snapshot) == TableViewModel(fresh.snapshot))

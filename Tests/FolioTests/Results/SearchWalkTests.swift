@@ -99,7 +99,7 @@ struct FtsWalkItem: PersistentRecord {
     static func controller(_ store: Store, _ request: RecordRequest<FtsWalkItem>, rows: Int = 50) -> (
         FetchedResultsController<FtsWalkItem>, IncompleteRecorder<FtsWalkItem>
     ) {
-        let controller = FetchedResultsController(request, store: store, sectionBy: .day(\.published))
+        let controller = FetchedResultsController(request, store: store, sectionBy: .day(\.published, timeZone: .gmt))
         controller.completesInBackground = true
         controller.firstScreenRule = .immediately(rows: rows)
         let recorder = IncompleteRecorder<FtsWalkItem>()
@@ -197,7 +197,7 @@ struct FtsWalkItem: PersistentRecord {
         let store = try Store.temporary(records: [FtsWalkItem.self])
         let all = try Self.insert(store, Self.items(2_000))
         let before = store.diagnostics.counters
-        let controller = FetchedResultsController(Self.request("c"), store: store, sectionBy: .day(\.published))
+        let controller = FetchedResultsController(Self.request("c"), store: store, sectionBy: .day(\.published, timeZone: .gmt))
         controller.completesInBackground = true
         try fetchNow(controller)
         #expect(controller.isComplete)

@@ -72,7 +72,7 @@ extension SeekScan {
 /// The sections computed in Swift from every row's stored key, read in SQLite's order by
 /// raw SQL: consecutive rows whose section values SQLite finds equal, named by the first.
 func swiftSections(
-    _ store: Store, column: String, descending: Bool, whereSQL: String = "", dayOffset: Int?
+    _ store: Store, column: String, descending: Bool, whereSQL: String = "", dayZone: TimeZone?
 ) throws -> (ids: [Int64], runs: [String]) {
     let direction = descending ? "DESC" : "ASC"
     let rows = try store.readSync { db in
@@ -84,7 +84,7 @@ func swiftSections(
     for row in rows {
         ids.append(row["id"])
         let raw = SQLiteValue(row["k"] as DatabaseValue)
-        let value = dayOffset.map { DayNumber.value(of: raw, offsetSeconds: $0) } ?? raw
+        let value = dayZone.map { DayNumber.value(of: raw, in: DayZone.of($0)) } ?? raw
         if let last = runs.last, last.0 == value { runs[runs.count - 1].1 += 1 } else { runs.append((value, 1)) }
     }
     return (ids, runs.map { "\(SeekScan.describe($0.0))×\($0.1)" })
@@ -154,7 +154,7 @@ func seedSeekItems(_ store: Store, count: Int = 400, extremes withExtremes: Bool
                 let rowByRow = try seekScan(store, request, key, seeks: false)
                 let swift = try swiftSections(
                     store, column: column, descending: descending, whereSQL: filtered ? "WHERE flag" : "",
-                    dayOffset: offset)
+                    dayZone: zone)
                 #expect(seek.ids == rowByRow.ids, "\(column) offset \(offset)")
                 #expect(seek.runs == rowByRow.runs, "\(column) offset \(offset)")
                 #expect(seek.ids == swift.ids)
@@ -188,7 +188,7 @@ func seedSeekItems(_ store: Store, count: Int = 400, extremes withExtremes: Bool
             let seek = try seekScan(store, request, key, seeks: true)
             let rowByRow = try seekScan(store, request, key, seeks: false)
             let swift = try swiftSections(
-                store, column: column, descending: descending, whereSQL: filtered ? "WHERE flag" : "", dayOffset: nil)
+                store, column: column, descending: descending, whereSQL: filtered ? "WHERE flag" : "", dayZone: nil)
             #expect(seek.ids == rowByRow.ids, "\(column)")
             #expect(seek.runs == rowByRow.runs, "\(column)")
             #expect(seek.ids == swift.ids)
@@ -210,8 +210,8 @@ func seedSeekItems(_ store: Store, count: Int = 400, extremes withExtremes: Bool
         }
         for descending in [false, true] {
             let request = RecordRequest<SeekItem>(sortBy: [SortDescriptor(\.stamp, order: descending ? .reverse : .forward)])
-            let seek = try seekScan(store, request, .day(\.stamp), seeks: true)
-            let rowByRow = try seekScan(store, request, .day(\.stamp), seeks: false)
+            let seek = try seekScan(store, request, .day(\.stamp, timeZone: .gmt), seeks: true)
+            let rowByRow = try seekScan(store, request, .day(\.stamp, timeZone: .gmt), seeks: false)
             #expect(seek.ids == rowByRow.ids)
             #expect(seek.runs == rowByRow.runs)
             #expect(seek.ids.count == count)
@@ -227,10 +227,10 @@ func seedSeekItems(_ store: Store, count: Int = 400, extremes withExtremes: Bool
         let store = try Store.temporary(records: [SeekItem.self])
         try seedSeekItems(store, extremes: extremes)
         var cases: [(RecordRequest<SeekItem>, SectionKey<SeekItem>)] = [
-            (RecordRequest(sortBy: [SortDescriptor(\.loose, order: .reverse)]), .day(\.loose)),
+            (RecordRequest(sortBy: [SortDescriptor(\.loose, order: .reverse)]), .day(\.loose, timeZone: .gmt)),
             (
                 RecordRequest(predicate: #Predicate { $0.bucket == 2 }, sortBy: [SortDescriptor(\.stamp, order: .reverse)]),
-                .day(\.stamp)
+                .day(\.stamp, timeZone: .gmt)
             ),
         ]
         if !extremes {
@@ -261,8 +261,8 @@ func seedSeekItems(_ store: Store, count: Int = 400, extremes withExtremes: Bool
         }
         let request = RecordRequest<SeekItem>(sortBy: [SortDescriptor(\.stamp, order: descending ? .reverse : .forward)])
         let rule = FirstScreenRule.immediately(rows: 60)
-        let seek = try seekScan(store, request, .day(\.stamp), seeks: true, until: rule)
-        let rowByRow = try seekScan(store, request, .day(\.stamp), seeks: false, until: rule)
+        let seek = try seekScan(store, request, .day(\.stamp, timeZone: .gmt), seeks: true, until: rule)
+        let rowByRow = try seekScan(store, request, .day(\.stamp, timeZone: .gmt), seeks: false, until: rule)
         #expect(!seek.complete && !rowByRow.complete)
         #expect(seek.ids == rowByRow.ids)
         #expect(seek.ids.count == 61)
@@ -278,7 +278,7 @@ func seedSeekItems(_ store: Store, count: Int = 400, extremes withExtremes: Bool
         let recorder = SQLRecorder(store)
         let request = RecordRequest<SeekItem>(
             predicate: #Predicate { $0.flag == true }, sortBy: [SortDescriptor(\.stamp, order: .reverse)])
-        let seek = try seekScan(store, request, .day(\.stamp), seeks: true)
+        let seek = try seekScan(store, request, .day(\.stamp, timeZone: .gmt), seeks: true)
         let seeks = recorder.statements.filter { $0.hasPrefix("SELECT \"id\", \"stamp\" FROM") && $0.hasSuffix("LIMIT 1") }
         #expect(seeks.count == seek.seeks)
         #expect(seeks.contains { $0.contains("WHERE \"stamp\" < ? AND") && $0.contains("ORDER BY \"stamp\" DESC, \"id\" DESC") })
@@ -297,12 +297,12 @@ extension SectionBoundarySeekTests {
         let lines = Locked<[String]>([])
         store.diagnostics.logSQL(queryPlans: true) { line in lines.withLock { $0.append(line) } }
         let request = RecordRequest<SeekItem>(sortBy: [SortDescriptor(\.stamp, order: .reverse)])
-        let seek = try seekScan(store, request, .day(\.stamp), seeks: true)
+        let seek = try seekScan(store, request, .day(\.stamp, timeZone: .gmt), seeks: true)
         let note = lines.withLock { $0 }.first { $0.hasPrefix("SECTION BOUNDARIES: ") }
         #expect(note?.hasPrefix("SECTION BOUNDARIES: \(seek.runs.count) sections by index seeks: SEARCH seekItem USING") == true)
         #expect(note?.contains("(stamp<?)") == true)
         lines.withLock { $0 = [] }
-        _ = try seekScan(store, request, .day(\.stamp), seeks: false)
+        _ = try seekScan(store, request, .day(\.stamp, timeZone: .gmt), seeks: false)
         #expect(!lines.withLock { $0 }.contains { $0.hasPrefix("SECTION BOUNDARIES: ") })
     }
 }

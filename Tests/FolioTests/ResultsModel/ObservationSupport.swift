@@ -7,7 +7,8 @@ import Testing
 ///
 /// Stricter than SwiftUI, which coalesces every change of one main-actor turn into one
 /// update: the counter re-arms inside each notification, so every `willSet` of a property
-/// `read` reads counts — two properties changed by one commit count two.
+/// `read` reads counts — two properties changed by one commit count two (the results and
+/// the error, which the model changes as one, count one).
 @MainActor
 final class ObservationCounter {
     private(set) var count = 0

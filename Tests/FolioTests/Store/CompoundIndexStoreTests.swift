@@ -198,6 +198,5 @@ struct CompoundIndexStoreTests {
 /// Runs `sql` in the `sqlite3` shell on `path`, as another program would (no busy
 /// timeout, unlike ``Shell/sqlite3(_:_:)``); fails when it exits with an error.
 func sqliteShell(_ path: String, _ sql: String) throws {
-    let executable = try #require(Shell.executable, "the sqlite3 shell is not installed (.ci/run installs it)")
-    try Shell.run(executable, [path, sql])
+    try Shell.sqlite3(path, sql)
 }

@@ -36,7 +36,7 @@ struct FoldedAttributeTests {
         let version: String? = try store.read { db in
             try String.fetchOne(db, sql: "SELECT value FROM folio_metadata WHERE key = 'folding_version:person'")
         }
-        #expect(version == "folio-fold-1")
+        #expect(version == "folio-fold-2")
         // No custom function, collation or tokenizer anywhere in the schema.
         let sql = try store.read { db in try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL") }
         #expect(!sql.joined().contains("folio_rowid_changed"))

@@ -1,24 +1,36 @@
 import Foundation
 @testable import Folio
 
-/// A second implementation of folio-fold-1, written from its documented definition without
+/// A second implementation of the folding, written from its documented definition without
 /// looking at ``TextFolding``'s code paths: one character at a time, with `String`'s own
 /// `uppercased()` and `lowercased()`, no ASCII fast path, no shortcut for characters that
-/// have no case. Slow and simple; the tests compare the two on random text.
+/// have no case, and Foundation's own NFC for step 7 (where Folio has a table of its own).
+/// Slow and simple; the tests compare the two on random text.
 enum ReferenceFolding {
-    static func fold(_ text: String) -> String {
+    /// folio-fold-2, the current folding.
+    static func fold(_ text: String) -> String { fold(text, composing: true) }
+
+    /// folio-fold-1: the same without step 7 (Hangul keys are jamo) — the keys a file
+    /// written by an older Folio holds.
+    static func foldVersion1(_ text: String) -> String { fold(text, composing: false) }
+
+    /// folio-fold-1 as a ``TextFolding/Definition``: a Folio that still says version 1.
+    static let version1 = TextFolding.Definition(
+        version: "folio-fold-1", fold: { foldVersion1(String(decoding: $0, as: UTF8.self)) })
+
+    private static func fold(_ text: String, composing: Bool) -> String {
         var result: [Unicode.Scalar] = []
         var piece: [Unicode.Scalar] = []
         for scalar in text.unicodeScalars {
             if isNewerThanDefinition(scalar) {
-                result += foldPiece(piece)
+                result += foldPiece(piece, composing: composing)
                 piece = []
                 result.append(scalar)
             } else {
                 piece.append(scalar)
             }
         }
-        result += foldPiece(piece)
+        result += foldPiece(piece, composing: composing)
         var view = String.UnicodeScalarView()
         view.append(contentsOf: result)
         return String(view)
@@ -30,7 +42,7 @@ enum ReferenceFolding {
         return age.major > 15 || (age.major == 15 && age.minor > 0)
     }
 
-    private static func foldPiece(_ piece: [Unicode.Scalar]) -> [Unicode.Scalar] {
+    private static func foldPiece(_ piece: [Unicode.Scalar], composing: Bool) -> [Unicode.Scalar] {
         if piece.isEmpty { return [] }
         var view = String.UnicodeScalarView()
         view.append(contentsOf: piece)
@@ -44,9 +56,13 @@ enum ReferenceFolding {
             }
             cased += character
         }
-        return cased.decomposedStringWithCompatibilityMapping.unicodeScalars.filter { scalar in
+        let kept = cased.decomposedStringWithCompatibilityMapping.unicodeScalars.filter { scalar in
             !(scalar.properties.generalCategory == .nonspacingMark && scalar.properties.isDiacritic)
         }
+        guard composing else { return Array(kept) }
+        var left = String.UnicodeScalarView()
+        left.append(contentsOf: kept)
+        return Array(String(left).precomposedStringWithCanonicalMapping.unicodeScalars)
     }
 }
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Folio
 
-/// folio-fold-1 against its definition: hand-checked examples, a second implementation
+/// folio-fold-2 against its definition: hand-checked examples, a second implementation
 /// (``ReferenceFolding``) on random text over all of Unicode, Foundation's own folding where
 /// the two are documented to agree, and the properties every folded key relies on.
 @Suite("Text folding")
@@ -18,6 +18,9 @@ struct FoldingTests {
         ("Ꭰ", "ꭰ"), ("ꭰ", "ꭰ"), ("a\u{0}B", "a\u{0}b"), ("\u{0}", "\u{0}"), ("", ""), ("x^y`z", "x^y`z"),
         ("😀👍🏽", "😀👍🏽"), ("🇫🇷", "🇫🇷"), ("👨‍👩‍👧", "👨‍👩‍👧"), ("\u{301}", ""), ("Ὀδυσσεύς", "οδυσσευσ"),
         ("≠", "="), ("\u{FFFD}", "\u{FFFD}"),
+        // Step 7: Hangul composed, typed composed or as jamo (conjoining or compatibility).
+        ("한국", "한국"), ("\u{1112}\u{1161}\u{11AB}\u{1100}\u{116E}\u{11A8}", "한국"), ("ㄱㅏ", "가"), ("가\u{11A8}", "각"),
+        ("\u{320E}", "(가)"), ("أ", "أ"), ("\u{627}\u{654}", "أ"), ("\u{BC6}\u{BBE}", "\u{BCA}"), ("\u{CCB}", "\u{CCB}"),
     ])
     func examples(_ text: String, _ expected: String) {
         let folded = TextFolding.fold(text)
@@ -63,6 +66,10 @@ struct FoldingTests {
                 return
             }
             #expect(TextFolding.fold(folded) == folded, "not idempotent: \(codePoints(text))")
+            if !text.unicodeScalars.contains(where: ReferenceFolding.isNewerThanDefinition) {
+                let nfc = Array(folded.precomposedStringWithCanonicalMapping.unicodeScalars)
+                #expect(nfc == Array(folded.unicodeScalars), "not NFC: \(codePoints(text)) → \(codePoints(folded))")
+            }
             for scalar in folded.unicodeScalars where !ReferenceFolding.isNewerThanDefinition(scalar) {
                 #expect(!TextFolding.isRemovedMark(scalar), "\(codePoints(text)) keeps a mark")
                 #expect(!scalar.properties.changesWhenLowercased, "\(codePoints(text)) keeps \(codePoints(String(scalar)))")
@@ -78,7 +85,9 @@ struct FoldingTests {
         #expect(checked == 20_000)
     }
 
-    /// Every assigned character alone, against the reference.
+    /// Every assigned character alone, against the reference; each one of Unicode 15.0 folds
+    /// to NFC text, decomposed (NFD) or not — which checks step 7's table of compositions
+    /// against Foundation's NFC over every composite character.
     @Test func everyCharacterAgainstTheReference() {
         var differences: [String] = []
         for value in UInt32(0)...0x10FFFF {
@@ -89,6 +98,16 @@ struct FoldingTests {
                 differences.append(codePoints(text))
             }
             if TextFolding.fold(folded) != folded { differences.append("idempotence \(codePoints(text))") }
+            guard !ReferenceFolding.isNewerThanDefinition(scalar) else { continue }
+            if Array(folded.precomposedStringWithCanonicalMapping.unicodeScalars) != Array(folded.unicodeScalars) {
+                differences.append("not NFC \(codePoints(text))")
+            }
+            let decomposed = text.decomposedStringWithCanonicalMapping
+            if decomposed.unicodeScalars.count > 1,
+                !TextFolding.fold(decomposed).unicodeScalars.elementsEqual(folded.unicodeScalars)
+            {
+                differences.append("NFD \(codePoints(text))")
+            }
         }
         #expect(differences.isEmpty, "\(differences.prefix(20))")
     }

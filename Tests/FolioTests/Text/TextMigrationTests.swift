@@ -208,6 +208,6 @@ struct TextMigrationTests {
         try expectKeysCurrent(store)
         #expect(try store.count(RecordRequest<Person>(search: TextSearch("wrong"))) == 0)
         #expect(try store.count(RecordRequest<Person>(search: TextSearch("note"))) == Self.names.count)
-        #expect(try fileValue(path, "SELECT value FROM folio_metadata WHERE key = 'folding_version:person'") == "folio-fold-1")
+        #expect(try fileValue(path, "SELECT value FROM folio_metadata WHERE key = 'folding_version:person'") == "folio-fold-2")
     }
 }

@@ -72,7 +72,7 @@ func storedKeys(_ store: Store, id: RecordID) throws -> StoredKeys? {
     }
 }
 
-/// The key folio-fold-1 gives stored bytes, by the reference implementation.
+/// The key the current folding (folio-fold-2) gives stored bytes, by the reference implementation.
 func referenceKey(_ bytes: [UInt8]?) -> [UInt8]? {
     bytes.map { Array(ReferenceFolding.fold(String(decoding: $0, as: UTF8.self)).utf8) }
 }

@@ -5,7 +5,7 @@ import Testing
 
 /// Every commit reaches a live list: one in flight when the first controller subscribes,
 /// one that lands while performFetch reads, and a raw SQL change of a rowid.
-@Suite("Every commit reaches a live list")
+@Suite("Every commit reaches a live list", .tags(Testing.Tag.threadSanitized))
 @MainActor
 struct CommitCaptureTests: LiveListSuite {
     /// A write transaction changes a row while no controller listens (the change hub stops

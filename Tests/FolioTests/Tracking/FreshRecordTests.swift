@@ -13,7 +13,7 @@ struct FreshRecordTests {
     /// (a commit whose change set for the window was empty, so nothing was delivered), and
     /// came back (the insert deleted). The loaded copy was handed from results to results
     /// across the commit that changed it, and `object(at:)` returned its old title.
-    @Test func aRecordReadAfterItsChangeSetIsTheStoredOne() async throws {
+    @Test(.tags(Testing.Tag.threadSanitized)) func aRecordReadAfterItsChangeSetIsTheStoredOne() async throws {
         let store = try Store.temporary(records: [Article.self])
         try seed(store, count: 10)
         var request = sorted([SortDescriptor(\.score)], limit: 1, offset: 3, batchSize: 1)

@@ -13,6 +13,7 @@ struct LiveListSizeTests {
     /// flag, so index arithmetic pointed past the last chunk. Also 200 rows inserted in the
     /// middle of 4,000, and growth across the next boundaries.
     @Test(
+        .tags(Testing.Tag.threadSanitized),
         arguments: [(4_090, 10, "end"), (4_000, 200, "middle"), (8_180, 30, "end"), (4_096, 1, "start")] as [(Int, Int, String)])
     func aLiveListGrowsAndShrinksAcrossChunkBoundaries(rows: Int, added: Int, place: String) async throws {
         let store = try Store.inMemory(records: [Article.self])
@@ -76,7 +77,9 @@ struct LiveListSizeTests {
 
     /// `limit` near `Int.max` with an offset: `lower + limit` overflowed in
     /// `ResultsState.window(offset:limit:)`. `Store.fetch` handled the same request.
-    @Test(arguments: [(Int.max, 3), (Int.max - 1, 1), (Int.max / 2 + 1, Int.max / 2 + 1), (5, Int.max)] as [(Int, Int)])
+    @Test(
+        .tags(Testing.Tag.threadSanitized),
+        arguments: [(Int.max, 3), (Int.max - 1, 1), (Int.max / 2 + 1, Int.max / 2 + 1), (5, Int.max)] as [(Int, Int)])
     func aWindowNearIntMaxDoesNotOverflow(limit: Int, offset: Int) async throws {
         let store = try Store.inMemory(records: [Article.self])
         try seed(store, count: 10)
@@ -96,7 +99,7 @@ struct LiveListSizeTests {
     /// The same class for the other sizes a request carries: a batch size and a number of
     /// batches kept near `Int.max` on a live controller (records handed from results to
     /// results are bounded by their product).
-    @Test func hugeBatchSizesDoNotOverflow() async throws {
+    @Test(.tags(Testing.Tag.threadSanitized)) func hugeBatchSizesDoNotOverflow() async throws {
         let store = try Store.inMemory(records: [Article.self])
         try seed(store, count: 10)
         var request = sorted([SortDescriptor(\.score)], batchSize: Int.max)
@@ -116,7 +119,7 @@ struct LiveListSizeTests {
         let store = try Store.inMemory(records: [Article.self])
         try seed(store, count: 20)
         let request = sorted([SortDescriptor(\.published, order: .reverse)], limit: Int.max - 5, offset: 10)
-        let live = try await LiveHarness(store, request, sectionBy: .day(\.published))
+        let live = try await LiveHarness(store, request, sectionBy: .day(\.published, timeZone: .gmt))
         for count in [2, 4] {
             try await live.step { tx in
                 for i in 0..<count {

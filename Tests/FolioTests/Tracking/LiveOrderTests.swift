@@ -12,7 +12,7 @@ struct LiveOrderTests {
     /// column keeps a real it cannot convert exactly): `RowOrder.compareNumbers` compared
     /// through `Double`, so `Int64.max` tied with the real 2⁶³ and 2⁵³ + 1 with 2⁵³; the
     /// binary search then placed rows where SQLite does not, and the tracker trapped.
-    @Test func integersNearInt64MaxBesideRealsAreOrderedExactly() async throws {
+    @Test(.tags(Testing.Tag.threadSanitized)) func integersNearInt64MaxBesideRealsAreOrderedExactly() async throws {
         let store = try Store.inMemory(records: [Article.self])
         let values: [String] = [
             "9223372036854775807.0", "9007199254740992.0", "-9223372036854775808.0", "1.5", "-0.0", "1e300",
@@ -50,7 +50,7 @@ struct LiveOrderTests {
     /// Text written by raw SQL that is not valid UTF-8 used to be read through a Swift
     /// `String`, which replaced it with U+FFFD: `x'ff'` then tied with a real "\u{FFFD}",
     /// and a row inserted live landed on the wrong side of it.
-    @Test func invalidUTF8SortKeysAreOrderedByTheirBytes() async throws {
+    @Test(.tags(Testing.Tag.threadSanitized)) func invalidUTF8SortKeysAreOrderedByTheirBytes() async throws {
         let store = try Store.inMemory(records: [Article.self])
         for (i, bytes) in ([[0xFF], [0xC3], [0x7A], [0xEF, 0xBF, 0xBE], [0xF0, 0x9F]] as [[UInt8]]).enumerated() {
             try execute(

@@ -12,7 +12,7 @@ struct LiveSectionTests: LiveListSuite {
     /// are not contiguous"), precomposed and decomposed é (Swift's `String ==` merged them),
     /// "K" and the Kelvin sign (likewise, for `.firstLetter`) — every section key kind, in
     /// performFetch, live changes, names and the persistent cache.
-    @Test(arguments: ["attribute", "firstLetter", "computed"])
+    @Test(.tags(Testing.Tag.threadSanitized), arguments: ["attribute", "firstLetter", "computed"])
     func sectionIdentityIsTheBytesOfTheValue(kind: String) async throws {
         let store = try Store.temporary(records: [Article.self])
         let values = ["a", "a\0b", "a\0c", "\u{E9}", "e\u{301}", "K", "\u{212A}", "", "\u{212A}\u{212A}", "\0z"]
@@ -109,7 +109,7 @@ struct LiveSectionTests: LiveListSuite {
     /// Upper-casing the first letter made sections that do not follow the binary sort
     /// ("A…" < "B…" < "a…" gave sections A, B, A): the section "A" appeared twice and change
     /// sets were built from a wrong section map. First letters keep their case.
-    @Test func firstLetterSectionsFollowTheSort() async throws {
+    @Test(.tags(Testing.Tag.threadSanitized)) func firstLetterSectionsFollowTheSort() async throws {
         let store = try Store.inMemory(records: [Article.self])
         try writeSync(store) { tx in
             for title in ["apple", "Banana", "Apple", "cherry", "éclair", "Éclair"] {

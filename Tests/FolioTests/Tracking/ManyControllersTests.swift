@@ -65,7 +65,7 @@ struct ManyControllersTests {
                 request.batchSize = [10, 50, 100][(i + j) % 3]
                 let section: SectionKey<Article>? =
                     switch sortName {
-                    case "-published": (i % 2 == 0 ? .day(\.published) : nil)
+                    case "-published": (i % 2 == 0 ? .day(\.published, timeZone: .gmt) : nil)
                     case "category,score": .attribute(\.category)
                     default: nil
                     }
@@ -238,7 +238,7 @@ struct ManyControllersTests {
         let kinds: [([SortDescriptor<Article>], SectionKey<Article>?)] = [
             ([SortDescriptor(\Article.score)], nil),
             ([SortDescriptor(\Article.published, order: .reverse)], nil),
-            ([SortDescriptor(\Article.published, order: .reverse)], .day(\.published)),
+            ([SortDescriptor(\Article.published, order: .reverse)], .day(\.published, timeZone: .gmt)),
         ]
         for (sortBy, sectionBy) in kinds {
             for predicate in [nil, #Predicate<Article> { $0.isRead == false }] {

@@ -13,7 +13,7 @@ struct MoveTests {
     /// the other's day, emptying its section. Folio sent `delete section 1, insert 0.0,
     /// move 0.0→0.1 (updated)`: the row that stayed was reported as a move. It is untouched:
     /// nothing at all is reported for it.
-    @Test func anUntouchedRowIsNeverAMove() async throws {
+    @Test(.tags(Testing.Tag.threadSanitized)) func anUntouchedRowIsNeverAMove() async throws {
         let store = try Store.inMemory(records: [Article.self])
         var a = Article(title: "a", published: Date(timeIntervalSince1970: 86_400 + 36_000))
         var b = Article(title: "b", published: Date(timeIntervalSince1970: 2 * 86_400 + 36_000))
@@ -21,7 +21,8 @@ struct MoveTests {
             try tx.insert(&a)
             try tx.insert(&b)
         }
-        let live = try await LiveHarness(store, sorted([SortDescriptor(\.published)]), sectionBy: .day(\.published))
+        let live = try await LiveHarness(
+            store, sorted([SortDescriptor(\.published)]), sectionBy: .day(\.published, timeZone: .gmt))
         b.published = Date(timeIntervalSince1970: 86_400 + 3_600)
         let changes = try await live.step { tx in try tx.update(b) }
         let change = try #require(changes.first)
@@ -80,7 +81,7 @@ struct MoveTests {
             SELECT 'T' || i, 'u' || i, (i * 7919 % 3000) * 600.0, i % 50, NULL, 0 FROM n
             """)
         let live = try await LiveHarness(
-            store, sorted([SortDescriptor(\.published)], batchSize: 50), sectionBy: .day(\.published))
+            store, sorted([SortDescriptor(\.published)], batchSize: 50), sectionBy: .day(\.published, timeZone: .gmt))
         let before = live.controller.snapshot
         let scans = store.diagnostics.counters.identifierScans
         // Touch many rows; most keep their place (only isRead changes), some move by a little.

@@ -20,7 +20,7 @@ struct SharedCommitReadsTests {
         return [
             (
                 "unread by day", RecordRequest(predicate: #Predicate<Article> { $0.isRead == false }, sortBy: newest),
-                .day(\.published)
+                .day(\.published, timeZone: .gmt)
             ),
             ("all", RecordRequest(sortBy: newest), nil),
             ("score>=1000", RecordRequest(predicate: #Predicate<Article> { $0.score >= 1_000 }, sortBy: newest), nil),

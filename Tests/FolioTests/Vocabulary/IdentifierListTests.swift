@@ -77,7 +77,7 @@ struct IdentifierListTests {
 extension IdentifierListTests {
     /// The list itself at every chunk boundary, growing and shrinking: appends, inserts at the
     /// front and in the middle, and removals, checked element by element around the boundaries.
-    @Test(arguments: [0, 1, 2, 3])
+    @Test(.tags(Testing.Tag.threadSanitized), arguments: [0, 1, 2, 3])
     func theListIsExactAtEveryChunkBoundary(startChunks: Int) {
         let capacity = IdentifierList.chunkCapacity
         for start in [startChunks * capacity - 1, startChunks * capacity, startChunks * capacity + 1] where start >= 0 {
@@ -222,7 +222,8 @@ struct IdentifierListBatchTests {
     func batchedEditsMatchOneByOne(size: Int) {
         var rng = SplitMix64(seed: UInt64(size) &+ 11)
         var next: Int64 = 10_000_000
-        for round in 0..<40 {
+        // Rounds alternate with and without summaries.
+        for round in 0..<TestTier.pick(quick: 4, long: 40) {
             var list = IdentifierList((0..<Int64(size)).map { $0 * 3 })
             if round % 2 == 1 { list.buildSummaries() }
             var array = Array(list)

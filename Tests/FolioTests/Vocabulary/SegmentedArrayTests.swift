@@ -14,7 +14,7 @@ struct SegmentedArrayTests {
         var segmented = SegmentedArray(array)
         #expect(Array(segmented) == array)
         var next = initialCount
-        for step in 0..<2_000 {
+        for step in 0..<TestTier.pick(quick: 300, long: 2_000) {
             // A copy shares the storage until one of them is edited: both must keep their own.
             let copy = segmented
             let copied = array

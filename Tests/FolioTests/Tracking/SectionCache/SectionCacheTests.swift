@@ -47,11 +47,12 @@ struct SectionCacheTests {
     func fetch(_ store: Store, _ request: RecordRequest<Article>, name: String = "feed") async throws -> (
         SectionCache.Outcome, Snapshot, Int
     ) {
-        let controller = FetchedResultsController(request, store: store, sectionBy: .day(\.published), cacheName: name)
+        let controller = FetchedResultsController(
+            request, store: store, sectionBy: .day(\.published, timeZone: .gmt), cacheName: name)
         store.diagnostics.resetCounters()
         try await controller.performFetch()
         await controller.flushCache()
-        let uncached = FetchedResultsController(request, store: store, sectionBy: .day(\.published))
+        let uncached = FetchedResultsController(request, store: store, sectionBy: .day(\.published, timeZone: .gmt))
         let scans = store.diagnostics.counters.identifierScans
         try await uncached.performFetch()
         #expect(controller.snapshot == uncached.snapshot, "a cached answer is never a wrong answer")
@@ -179,7 +180,8 @@ struct SectionCacheTests {
         #expect(try await fetch(store, request()).0 == .rebuilt("no cache file"))
         store.diagnostics.largeCacheBytes = 0
         let other = try DatabaseQueue(path: path)
-        let controller = FetchedResultsController(request(), store: store, sectionBy: .day(\.published), cacheName: "feed")
+        let controller = FetchedResultsController(
+            request(), store: store, sectionBy: .day(\.published, timeZone: .gmt), cacheName: "feed")
         controller.completesInBackground = true
         controller.firstScreenRule = .immediately(rows: 50)
         if writeBetween {
@@ -199,7 +201,7 @@ struct SectionCacheTests {
         try await controller.waitUntilComplete()
         await controller.flushCache()
         let counters = store.diagnostics.counters
-        let uncached = FetchedResultsController(request(), store: store, sectionBy: .day(\.published))
+        let uncached = FetchedResultsController(request(), store: store, sectionBy: .day(\.published, timeZone: .gmt))
         try await uncached.performFetch()
         #expect(controller.snapshot == uncached.snapshot)
         #expect(controller.sections.map(\.name) == uncached.sections.map(\.name))
@@ -212,7 +214,8 @@ struct SectionCacheTests {
         }
         // Below the size, a valid cache is read before anything is shown, complete.
         store.diagnostics.largeCacheBytes = .max
-        let small = FetchedResultsController(request(), store: store, sectionBy: .day(\.published), cacheName: "feed")
+        let small = FetchedResultsController(
+            request(), store: store, sectionBy: .day(\.published, timeZone: .gmt), cacheName: "feed")
         small.completesInBackground = true
         small.firstScreenRule = .immediately(rows: 50)
         try fetchNow(small)
@@ -250,7 +253,8 @@ struct SectionCacheTests {
     @Test(arguments: ["", "../evil", "a/b", "..", "a\\b", "tab\there", "nul\0", String(repeating: "x", count: 201)])
     func badCacheNamesThrow(_ name: String) throws {
         let store = try Store.inMemory(records: [Article.self])
-        let controller = FetchedResultsController(request(), store: store, sectionBy: .day(\.published), cacheName: name)
+        let controller = FetchedResultsController(
+            request(), store: store, sectionBy: .day(\.published, timeZone: .gmt), cacheName: name)
         #expect(throws: FolioError.self) { try controller.performFetch() }
         #expect(throws: FolioError.self) { try FetchedResultsController<Article>.deleteCache(withName: name, in: store) }
     }
@@ -270,7 +274,8 @@ struct SectionCacheTests {
     @Test func persistentTrackingKeepsTheCacheCurrent() async throws {
         let store = try Store(path: path, records: [Article.self])
         try seed(store, count: 100)
-        let controller = FetchedResultsController(request(), store: store, sectionBy: .day(\.published), cacheName: "live")
+        let controller = FetchedResultsController(
+            request(), store: store, sectionBy: .day(\.published, timeZone: .gmt), cacheName: "live")
         let delegate = CountingDelegate()
         controller.delegate = delegate
         try await controller.performFetch()

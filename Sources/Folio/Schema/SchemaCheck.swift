@@ -3,7 +3,13 @@ import GRDB
 
 /// Creates an entity's table, or checks that the existing one is the declared one.
 enum SchemaCheck {
-    static func prepare(_ schema: EntitySchema, in db: Database) throws {
+    /// - Parameter progress: counts the rows whose folded keys or full-text index the
+    ///   opening rewrites (``FoldedKeys/prepare(_:in:countingRows:folding:progress:)``).
+    /// - Returns: whether a trigger that logs the table's changes (``SQLBuilder/changeTriggers(table:)``,
+    ///   ``SQLBuilder/logUpdateTrigger(_:)``, the `REPLACE` triggers) had to be made or
+    ///   replaced: rows written meanwhile may not be in the change log.
+    @discardableResult
+    static func prepare(_ schema: EntitySchema, in db: Database, progress: RowProgress? = nil) throws -> Bool {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys  // the same text at every open
         let json = String(decoding: try encoder.encode(schema), as: UTF8.self)
@@ -18,13 +24,13 @@ enum SchemaCheck {
         }
         // New, made elsewhere (adopted), or Folio's own from any version: the change
         // triggers become exactly the current ones, and the metadata row is there.
-        let untracked = try InternalSchema.installChangeTriggers(table: schema.name, db)
+        let untracked = try installChangeTriggers(table: schema.name, db)
         // The change log's update trigger names every stored column: made for this schema.
-        try db.installTriggers([SQLBuilder.logUpdateTrigger(schema)])
-        try FoldedKeys.prepare(schema, in: db)
+        let updatesUnlogged = try db.installTriggers([SQLBuilder.logUpdateTrigger(schema)])
+        try FoldedKeys.prepare(schema, in: db, progress: progress)
         // The rows a `REPLACE` deletes for a unique value: noted and acted on by triggers
         // (those of an attribute no longer unique dropped).
-        try db.reconcileTriggers(
+        let replacedUnlogged = try db.reconcileTriggers(
             SQLBuilder.replaceTriggers(schema) + SQLBuilder.searchReplacedRowsTriggers(schema),
             among: SQLBuilder.replaceTriggerNames(table: schema.name))
         try db.execute(sql: SQLBuilder.writeMetadata, arguments: [schema.name, schema.versionHash, json])
@@ -33,6 +39,7 @@ enum SchemaCheck {
             // again), rows changed and the token did not: no cache of the old rows is trusted.
             try db.execute(sql: SQLBuilder.renewChangeID, arguments: [schema.name])
         }
+        return untracked || updatesUnlogged || replacedUnlogged
     }
 
     /// Makes again a folded key's column or index that another program dropped (they are
@@ -169,5 +176,15 @@ enum SchemaCheck {
             }
         }
         return differences
+    }
+
+    /// Makes the entity's three change triggers exactly the current ones: creates missing
+    /// ones and replaces any other text (a version-1 trigger that only counted, say).
+    ///
+    /// - Returns: whether any trigger was missing or different — rows may then have been
+    ///   written without renewing the entity's change token.
+    @discardableResult
+    static func installChangeTriggers(table: String, _ db: Database) throws -> Bool {
+        try db.installTriggers(SQLBuilder.changeTriggers(table: table))
     }
 }

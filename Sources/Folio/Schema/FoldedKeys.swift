@@ -17,9 +17,10 @@ import GRDBSQLite
 ///   each of its write transactions, before each fetch, and when it looks for other
 ///   processes' commits — so a fetch or a live controller never sees a stale key, and the
 ///   fix-up is an ordinary commit that controllers follow like any other.
-/// - **A change of the folding** (a Folio with another ``TextFolding/version``) is noticed
-///   at open, from the version recorded per entity in `folio_metadata`, and every key of the
-///   entity is computed again, its full-text index rebuilt, in the opening transaction.
+/// - **A change of the folding** (a Folio with another ``TextFolding/version``, older or
+///   newer: any other version) is noticed at open, from the version recorded per entity in
+///   `folio_metadata`, and every key of the entity is computed again, its full-text index
+///   rebuilt, in the opening transaction — reporting its progress (``RowProgress``).
 ///
 /// The full-text index is an FTS5 table kept by triggers equal to the searchable keys,
 /// whoever writes (``SQLBuilder/searchTriggers(_:)``).
@@ -39,19 +40,29 @@ enum FoldedKeys {
     /// larger table only its smallest and largest rowids are compared here (O(log n)), and the
     /// store counts after the opening, before the index answers a search
     /// (``defersRowCount(_:_:)``).
-    static func prepare(_ schema: EntitySchema, in db: Database, countingRows: Bool = false) throws {
+    ///
+    /// - Parameters:
+    ///   - folding: the folding whose keys the file must hold: ``TextFolding/Definition/current``
+    ///     (tests open a file as a Folio of another version would).
+    ///   - progress: counts the rows rewritten (keys computed again, index filled).
+    static func prepare(
+        _ schema: EntitySchema, in db: Database, countingRows: Bool = false, folding: TextFolding.Definition = .current,
+        progress: RowProgress? = nil
+    ) throws {
         guard schema.hasFoldedColumns else { return }
         try db.execute(sql: SQLBuilder.createStaleKeys)
         let keyTriggersRepaired = try db.installTriggers(SQLBuilder.foldedKeyTriggers(schema))
         let versionKey = SQLBuilder.foldingVersionKey(schema.name)
         let version = try DatabaseValue.fetchOne(db, sql: SQLBuilder.readStoreMetadata, arguments: [versionKey])
         var fillIndex = false
-        if version != TextFolding.version.databaseValue || keyTriggersRepaired {
+        // Any other version — older or newer — or none: the keys are not this folding's.
+        if version != folding.version.databaseValue || keyTriggersRepaired {
             // Keys of another folding, of none yet, or written unnoticed: all computed
             // again (only the rows whose keys change are written), the index after.
             for trigger in SQLBuilder.searchTriggers(schema) { try db.execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
-            try refold(schema, db)
-            try db.execute(sql: SQLBuilder.writeStoreMetadata, arguments: [versionKey, TextFolding.version])
+            try progress?.include("keys:" + schema.name) { try rowCount(schema, db) }
+            try refold(schema, db, folding: folding, progress: progress)
+            try db.execute(sql: SQLBuilder.writeStoreMetadata, arguments: [versionKey, folding.version])
             fillIndex = true
         }
         guard !schema.searchableKeyColumns.isEmpty else { return }
@@ -70,9 +81,51 @@ enum FoldedKeys {
             for trigger in triggers { try db.execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
             if existing != nil { try dropSearchTable(table, db) }
             try db.execute(sql: wanted)
-            try db.execute(sql: SQLBuilder.fillSearchTable(schema))
+            try progress?.include("index:" + schema.name) { try rowCount(schema, db) }
+            try fillSearchTable(schema, db, progress: progress)
         }
         try db.installTriggers(triggers)
+    }
+
+    /// The rows an opening will rewrite for an entity whose keys were made by another
+    /// folding than `folding` (or whose version is not recorded): `keys:<entity>` and, when
+    /// it is searchable, `index:<entity>`, each its table's row count. Empty for an entity
+    /// whose keys are current, without folded attributes, or without a table yet. O(n) when
+    /// not empty (a count of the rows), else two lookups.
+    static func plannedRewrite(
+        _ schema: EntitySchema, _ db: Database, folding: TextFolding.Definition = .current
+    ) throws -> [String: Int] {
+        guard schema.hasFoldedColumns, try db.tableExists(schema.name) else { return [:] }
+        let version = try DatabaseValue.fetchOne(
+            db, sql: SQLBuilder.readStoreMetadata, arguments: [SQLBuilder.foldingVersionKey(schema.name)])
+        guard version != folding.version.databaseValue else { return [:] }
+        let rows = try rowCount(schema, db)
+        var planned = ["keys:" + schema.name: rows]
+        if !schema.searchableKeyColumns.isEmpty { planned["index:" + schema.name] = rows }
+        return planned
+    }
+
+    private static func rowCount(_ schema: EntitySchema, _ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: SQLBuilder.countRows(schema.name)) ?? 0
+    }
+
+    /// Fills a new full-text index from the table's folded keys, a thousand rows at a time
+    /// when `progress` counts them (one statement otherwise).
+    private static func fillSearchTable(_ schema: EntitySchema, _ db: Database, progress: RowProgress?) throws {
+        guard let progress else {
+            try db.execute(sql: SQLBuilder.fillSearchTable(schema))
+            return
+        }
+        let batch = try db.makeStatement(sql: SQLBuilder.nextBatch(table: schema.name))
+        let fill = try db.makeStatement(sql: SQLBuilder.fillSearchTable(schema, range: true))
+        var from = Int64.min
+        while true {
+            guard let row = try Row.fetchOne(batch, arguments: [from, 1_000]), let last = row[0] as Int64? else { break }
+            try fill.execute(arguments: [from, last])
+            progress.advance(by: row[1])
+            if last == Int64.max { break }
+            from = last + 1
+        }
     }
 
     /// Makes an entity's full-text index again from its folded keys, whatever state its
@@ -182,28 +235,34 @@ enum FoldedKeys {
         }
     }
 
-    /// Computes every folded key of the entity again, a thousand rows at a time; forgets
-    /// its noted stale rows. Writes only the rows whose keys change.
-    static func refold(_ schema: EntitySchema, _ db: Database) throws {
+    /// Computes every folded key of the entity again, a thousand rows at a time (each batch
+    /// counted in `progress`); forgets its noted stale rows. Writes only the rows whose keys
+    /// change.
+    static func refold(
+        _ schema: EntitySchema, _ db: Database, folding: TextFolding.Definition = .current, progress: RowProgress? = nil
+    ) throws {
         let pairs = schema.foldedColumns
         guard !pairs.isEmpty else { return }
         let select = try db.makeStatement(sql: SQLBuilder.foldedValues(table: schema.name, pairs: pairs, range: true))
         let write = try db.makeStatement(sql: SQLBuilder.writeFoldedKeys(table: schema.name, keys: pairs.map(\.key)))
-        var last = Int64.min
+        var from = Int64.min
         while true {
             var changes: [(Int64, [DatabaseValue])] = []
             var count = 0
-            try select.setArguments([last, 1_000])
+            var last = from
+            try select.setArguments([from, 1_000])
             try select.forEachRow(in: db) { row in
                 count += 1
                 last = sqlite3_column_int64(row, 0)
-                if let keys = newKeys(row, pairs: pairs.count) { changes.append((last, keys)) }
+                if let keys = newKeys(row, pairs: pairs.count, folding) { changes.append((last, keys)) }
             }
             for (id, keys) in changes {
                 try write.setExactArguments(keys + [id.databaseValue])
                 try write.execute()
             }
-            if count < 1_000 { break }
+            progress?.advance(by: count)
+            if count < 1_000 || last == Int64.max { break }
+            from = last + 1
         }
         if try db.tableExists(SQLBuilder.staleKeysTable) {
             try db.execute(sql: SQLBuilder.clearStaleRows, arguments: [schema.name])
@@ -225,7 +284,7 @@ enum FoldedKeys {
             for id in rows {
                 var keys: [DatabaseValue]? = nil
                 try select.setArguments([id])
-                try select.forEachRow(in: db) { keys = newKeys($0, pairs: pairs.count) }
+                try select.forEachRow(in: db) { keys = newKeys($0, pairs: pairs.count, .current) }
                 guard let keys else { continue }  // gone, or already right
                 try write.setExactArguments(keys + [id.databaseValue])
                 try write.execute()
@@ -243,7 +302,7 @@ enum FoldedKeys {
 
     /// The keys a row of `id, source1, key1, source2, key2…` should have, or `nil` when it
     /// has them all already.
-    private static func newKeys(_ row: OpaquePointer, pairs: Int) -> [DatabaseValue]? {
+    private static func newKeys(_ row: OpaquePointer, pairs: Int, _ folding: TextFolding.Definition) -> [DatabaseValue]? {
         var keys: [DatabaseValue] = []
         var differs = false
         for pair in 0..<pairs {
@@ -251,7 +310,7 @@ enum FoldedKeys {
             let value = SQLiteValue(sqliteStatement: row, index: source)
             let folded: SQLiteValue
             if case .text(let bytes) = value {
-                folded = .text(Array(bytes.withUnsafeBufferPointer { TextFolding.fold(utf8: $0) }.utf8))
+                folded = .text(Array(bytes.withUnsafeBufferPointer { folding.fold($0) }.utf8))
             } else {
                 folded = value  // NULL stays NULL; a blob (raw SQL) is its own key
             }
@@ -278,7 +337,7 @@ enum FoldedKeys {
 extension Database {
     /// Makes each trigger exactly the given text (created, or replaced when it differs):
     /// Folio's folded-key and full-text triggers, and the change triggers of
-    /// ``InternalSchema/installChangeTriggers(table:_:)``. In the caller's transaction.
+    /// ``SchemaCheck/installChangeTriggers(table:_:)``. In the caller's transaction.
     ///
     /// - Returns: whether any was missing or different.
     @discardableResult

@@ -1,0 +1,21 @@
+import Foundation
+import Testing
+
+/// The two tiers of the suite. `swift test` runs the quick tier: every kind of test — a few
+/// seeds of each randomized workload, one process kill, one terminal session — in about three
+/// minutes on two cores. `FOLIO_LONG=1 swift test` runs the long tier, which CI runs too: every
+/// default seed, a hundred kills, the hand-over races at length, FeedLoader on a million items.
+/// Soaks (`FOLIO_SOAK=1`) and ten-million-row runs are outside both.
+enum TestTier {
+    /// Whether the long tier runs (`FOLIO_LONG` set, and not `0`).
+    static let isLong = ProcessInfo.processInfo.environment["FOLIO_LONG"].map { $0 != "0" && !$0.isEmpty } ?? false
+
+    /// `quick` in the quick tier, `long` in the long one.
+    static func pick<T>(quick: T, long: T) -> T { isLong ? long : quick }
+}
+
+extension Testing.Tag {
+    /// Tests CI also runs under the thread sanitizer (`swift test --sanitize=thread --filter
+    /// tag:threadSanitized`): the concurrency suites and the live lists' edge cases.
+    @Tag static var threadSanitized: Self
+}
