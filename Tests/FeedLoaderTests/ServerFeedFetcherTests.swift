@@ -3,8 +3,9 @@ import Folio
 import Testing
 @testable import FeedLoader
 
-/// Imports over HTTP from a server on 127.0.0.1 that each test starts and stops.
-@Suite("Fetching feeds over HTTP")
+/// Imports over HTTP from a server on 127.0.0.1 that each test starts and stops, one test at
+/// a time (each server's event loop waits on a thread of its own).
+@Suite("Fetching feeds over HTTP", .serialized)
 struct ServerFeedFetcherTests {
     /// A store with FeedLoader's record types, and the SQL it runs.
     struct Harness {

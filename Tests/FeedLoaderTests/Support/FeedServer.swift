@@ -124,13 +124,43 @@ final class FeedServer: Sendable {
         let server = HTTPServer(
             address: try sockaddr_in.inet(ip4: "127.0.0.1", port: 0), timeout: 30, logger: .disabled,
             handler: Handler(storage: storage))
-        let running = Task { try await server.run() }
-        try await server.waitUntilListening(timeout: 60)
+        let failure = Failure()
+        let running = Task {
+            do { try await server.run() } catch {
+                failure.error = error
+                throw error
+            }
+        }
+        // Until it listens, or its run ends with the reason (FlyingFox's own wait would
+        // wait out its limit for a server that failed to start). The limit is generous: a
+        // loaded two-core machine can keep the server's tasks from running for a minute.
+        let deadline = ContinuousClock.now + .seconds(600)
+        while await !server.isListening {
+            if let error = failure.error {
+                throw ServerError(description: "the feed server did not start: \(error)")
+            }
+            guard ContinuousClock.now < deadline else {
+                running.cancel()
+                throw ServerError(description: "the feed server did not listen within 600 s")
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
         guard case .ip4(_, let port) = await server.listeningAddress else {
             running.cancel()
             throw ServerError(description: "the feed server did not report its port")
         }
         return FeedServer(server: server, running: running, port: port, storage: storage)
+    }
+
+    /// Why a server's run ended before it listened.
+    private final class Failure: @unchecked Sendable {
+        // @unchecked Sendable: `stored` is only touched with `lock` held.
+        private let lock = NSLock()
+        private var stored: (any Error)?
+        var error: (any Error)? {
+            get { lock.withLock { stored } }
+            set { lock.withLock { stored = newValue } }
+        }
     }
 
     struct ServerError: Error, CustomStringConvertible {
