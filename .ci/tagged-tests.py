@@ -7,14 +7,26 @@ gives its type's name, every `@Test(... .tags(...NAME))` its function's. A tagge
 renamed stays covered; a tag that matches nothing fails.
 
 Usage: python3 .ci/tagged-tests.py threadSanitized [Tests]
+       python3 .ci/tagged-tests.py longTier Tests/FolioTests --check 'TestTier\.|workloadSeeds\('
+
+With `--check REGEX`, every file that declares tests and whose text matches REGEX must tag a
+suite or test, or extend a tagged suite: a test that reads the tier but is not tagged would
+run only its quick form in CI.
 """
 import re
 import sys
 from pathlib import Path
 
-tag = sys.argv[1]
-root = Path(sys.argv[2] if len(sys.argv) > 2 else "Tests")
+arguments = sys.argv[1:]
+check = None
+if "--check" in arguments:
+    at = arguments.index("--check")
+    check = re.compile(arguments[at + 1])
+    del arguments[at : at + 2]
+tag = arguments[0]
+root = Path(arguments[1] if len(arguments) > 1 else "Tests")
 names = []
+tagged_files = set()
 attribute = re.compile(r"@(Suite|Test)\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)", re.S)
 for path in sorted(root.rglob("*.swift")):
     text = path.read_text()
@@ -29,6 +41,19 @@ for path in sorted(root.rglob("*.swift")):
         if not declared:
             sys.exit(f"{path}: a {match.group(1)} tagged {tag} declares nothing after it")
         names.append(declared.group(1))
+        tagged_files.add(path)
+if check:
+    untagged = []
+    for path in sorted(root.rglob("*.swift")):
+        text = path.read_text()
+        declares_tests = re.search(r"@(Suite|Test)\b", text)
+        if not declares_tests or path in tagged_files or not check.search(text):
+            continue
+        if any(re.search(r"\bextension\s+" + name + r"\b", text) for name in names):
+            continue
+        untagged.append(str(path))
+    if untagged:
+        sys.exit(f"files that read the tier but tag no suite or test {tag}: {', '.join(untagged)}")
 if not names:
     sys.exit(f"no test or suite is tagged {tag}")
 print("|".join(sorted(set(names))))

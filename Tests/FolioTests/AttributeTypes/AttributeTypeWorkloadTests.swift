@@ -165,7 +165,7 @@ enum TypeWorkRoute: String, CaseIterable {
 /// `FOLIO_SEED=n` replays one seed, `FOLIO_FIRST_SEED=n FOLIO_SEEDS=k` a range,
 /// `FOLIO_TRANSACTIONS=n` sets the transactions per seed:
 /// `FOLIO_SEED=5 swift test --filter AttributeTypeWorkloadTests`.
-@Suite("Attribute types: randomized workload")
+@Suite("Attribute types: randomized workload", .tags(Testing.Tag.longTier))
 @MainActor
 struct AttributeTypeWorkloadTests {
     nonisolated static var seeds: [UInt64] { workloadSeeds(defaultCount: 24) }

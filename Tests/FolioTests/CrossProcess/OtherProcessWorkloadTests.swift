@@ -19,7 +19,7 @@ import Testing
 /// Default: 8 seeds of 25 steps. `FOLIO_SEED=n` runs one seed (replay), `FOLIO_FIRST_SEED=n
 /// FOLIO_SEEDS=k` a range, `FOLIO_TRANSACTIONS=n` sets the steps per seed:
 /// `FOLIO_SEED=5 swift test --filter OtherProcessWorkloadTests`.
-@Suite("Other processes' randomized workloads")
+@Suite("Other processes' randomized workloads", .tags(Testing.Tag.longTier))
 @MainActor
 struct OtherProcessWorkloadTests {
     nonisolated static var seeds: [UInt64] { workloadSeeds(defaultCount: 8, quick: 1) }

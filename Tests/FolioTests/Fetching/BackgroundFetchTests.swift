@@ -379,7 +379,7 @@ struct BackgroundFetchTests {
     /// The whole million records loaded in the background (about 4 s and 400 MB): run with
     /// `FOLIO_LONG=1`.
     @MainActor
-    @Test(.enabled(if: TestTier.isLong, "the long tier runs it (FOLIO_LONG=1)"))
+    @Test(.enabled(if: TestTier.isLong, "the long tier runs it (FOLIO_LONG=1)"), .tags(Testing.Tag.longTier))
     func theMainActorKeepsRunningWhileAMillionRecordsLoad() async throws {
         let store = try MillionRows.store()
         var results: FetchedRecords<Article>?

@@ -29,7 +29,7 @@ struct CrashItemV2: PersistentRecord {
 /// Migrations and other processes: a process whose store is open while another migrates
 /// the file gets a named error, never rows read through the old schema; a migration
 /// killed with SIGKILL at any point leaves the file old or new, never in between.
-@Suite("Migrations and other processes")
+@Suite("Migrations and other processes", .tags(Testing.Tag.longTier))
 struct MigrationProcessTests {
     /// A child FolioCrashImporter with its output in a file (killed with SIGKILL if it
     /// still runs when the last reference goes).

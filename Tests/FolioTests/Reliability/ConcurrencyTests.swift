@@ -28,7 +28,7 @@ func loopOnThread(until stop: Locked<Bool>, once: Bool = false, _ body: @escapin
     }
 }
 
-@Suite("Concurrency", .tags(Testing.Tag.threadSanitized))
+@Suite("Concurrency", .tags(Testing.Tag.threadSanitized, Testing.Tag.longTier))
 @MainActor
 struct ConcurrencyTests {
     nonisolated static let rowCount = 300

@@ -38,7 +38,7 @@ enum CrashBatch {
 ///
 /// `FOLIO_SOAK=1` kills 500 times instead of 100, `FOLIO_CRASH_KILLS` sets the number;
 /// `FOLIO_CRASH_SEED` replays a schedule.
-@Suite("Crash safety")
+@Suite("Crash safety", .tags(Testing.Tag.longTier))
 struct CrashSafetyTests {
     static var importer: URL? {
         var candidates: [URL] = []

@@ -11,7 +11,7 @@ import Testing
 /// never. After the store follows everything, the controller's snapshot and the change sets
 /// applied to a table-view model must be what a fresh fetch gives.
 @MainActor
-@Suite struct HandOverCatchUpTests {
+@Suite(.tags(Testing.Tag.longTier)) struct HandOverCatchUpTests {
     /// Where the window's commits land.
     enum Case: String, CaseIterable, Sendable, CustomTestStringConvertible {
         /// A fetch that tracks: both commits after its read, before it is installed.

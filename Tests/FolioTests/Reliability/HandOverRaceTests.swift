@@ -15,7 +15,7 @@ import Testing
 /// size the issue reported. The interleavings themselves are pinned one by one in
 /// ``HandOverCatchUpTests``.
 @MainActor
-@Suite struct HandOverRaceTests {
+@Suite(.tags(Testing.Tag.longTier)) struct HandOverRaceTests {
     static func request(_ shape: Int) -> (RecordRequest<Article>, SectionKey<Article>?) {
         switch shape {
         case 0:

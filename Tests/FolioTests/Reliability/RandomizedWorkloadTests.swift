@@ -16,7 +16,7 @@ import Testing
 /// `FOLIO_SHRINK_SECONDS` bounds it) and printed as readable steps, Swift code and a replay
 /// file: `FOLIO_REPLAY=<file> swift test --filter RandomizedWorkloadTests/replay`.
 /// `FOLIO_IN_PROCESS=1` runs the workloads in the test process (no trap protection).
-@Suite("Randomized workloads")
+@Suite("Randomized workloads", .tags(Testing.Tag.longTier))
 struct RandomizedWorkloadTests {
     nonisolated static var seeds: [UInt64] {
         if WorkloadChild.requestPath != nil || replayPath != nil { return [] }

@@ -13,7 +13,7 @@ import Testing
 /// Default: 20 seeds of 30 transactions. `FOLIO_SEED=n` runs one seed (replay), `FOLIO_FIRST_SEED=n
 /// FOLIO_SEEDS=k` a range, `FOLIO_TRANSACTIONS=n` sets the transactions per seed:
 /// `FOLIO_SEED=5 swift test --filter RelationshipWorkloadTests`.
-@Suite("Relationship workloads")
+@Suite("Relationship workloads", .tags(Testing.Tag.longTier))
 @MainActor
 struct RelationshipWorkloadTests {
     nonisolated static var seeds: [UInt64] { workloadSeeds(defaultCount: 20) }

@@ -35,7 +35,7 @@ struct Errand: PersistentRecord, Equatable {
 /// Default: 20 seeds × 40 steps. `FOLIO_SEED=n` replays one seed; `FOLIO_SEEDS=k` runs k
 /// seeds from `FOLIO_FIRST_SEED` (0 by default); `FOLIO_TRANSACTIONS=n` sets the steps;
 /// `FOLIO_SOAK=1` runs 200 seeds × 200 steps.
-@Suite("Reordering by hand under randomized workloads")
+@Suite("Reordering by hand under randomized workloads", .tags(Testing.Tag.longTier))
 @MainActor
 struct ReorderWorkloadTests {
     nonisolated static var seeds: [UInt64] { workloadSeeds(defaultCount: isSoak ? 200 : 20, quick: 4) }

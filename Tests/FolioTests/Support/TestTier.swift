@@ -18,4 +18,10 @@ extension Testing.Tag {
     /// Tests CI also runs under the thread sanitizer (`swift test --sanitize=thread --filter
     /// tag:threadSanitized`): the concurrency suites and the live lists' edge cases.
     @Tag static var threadSanitized: Self
+
+    /// Tests whose work depends on the tier (``TestTier``: seeds, kills, rounds, sizes).
+    /// CI's long tier runs only these with `FOLIO_LONG=1`: every other test runs the same in
+    /// both tiers, and the quick tier has just run it. A file that asks ``TestTier`` or
+    /// `workloadSeeds` must tag its suites so (`.ci/tagged-tests.py --check` fails otherwise).
+    @Tag static var longTier: Self
 }

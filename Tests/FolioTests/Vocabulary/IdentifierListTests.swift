@@ -214,7 +214,7 @@ struct IdentifierListCopyTests {
 /// a time: sizes on both sides of every chunk threshold, removals that empty whole chunks and
 /// the whole list, inserts piled into one gap past several times the chunk capacity, at the
 /// front and at the end; with and without summaries, and copies taken before that never change.
-@Suite("Identifier list, a commit's edits at once")
+@Suite("Identifier list, a commit's edits at once", .tags(Testing.Tag.longTier))
 struct IdentifierListBatchTests {
     static let capacity = IdentifierList.chunkCapacity
 

@@ -5,7 +5,7 @@ import Testing
 /// The two-level copy-on-write array under random edits, against a plain array: sizes
 /// across the segment boundaries (16, 32, 48 elements), inserts and removals at every
 /// place, and copies edited apart from the value they were copied from.
-@Suite("Segmented array under random edits")
+@Suite("Segmented array under random edits", .tags(Testing.Tag.longTier))
 struct SegmentedArrayTests {
     @Test(arguments: [0, 1, 15, 16, 17, 31, 32, 33, 48, 245] as [Int])
     func matchesAnArray(initialCount: Int) {
