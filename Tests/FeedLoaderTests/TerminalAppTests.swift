@@ -101,12 +101,8 @@ struct TerminalAppTests {
         try await Self.typeAndFilter(try await App.hundredThousandItems(), items: 100_000)
     }
 
-    /// The same on 1,000,000 items, with `FOLIO_LARGE=1` (generating them takes minutes with
-    /// a debug build; the file is kept for the next run of the same binary).
-    @Test(.enabled(if: App.isLarge, "the long tier (FOLIO_LONG=1) runs it: generating 1,000,000 items takes minutes"))
-    func typingFiltersAtEachKeystrokeOnAMillionItems() async throws {
-        try await Self.typeAndFilter(try await App.millionItems(), items: 1_000_000)
-    }
+    // The same on 1,000,000 items is in ``TerminalMillionTests``, one test at a time with the
+    // other test of that file.
 
     static func typeAndFilter(_ database: URL, items: Int) async throws {
         let store = try Feed.openStore(at: database.path)

@@ -96,6 +96,13 @@ struct TerminalMillionTests {
         // The app opened the file as it was: nothing folded again, no index rebuilt, no migration.
         #expect(try fixture.fileState() == before, "feedloader changed the file's schema or its rows")
     }
+
+    /// `/` filters at each keystroke on 1,000,000 items, as ``TerminalAppTests`` checks on
+    /// 100,000. Here, so that it never runs beside the test above on the same file: each
+    /// times first screens, and the other's `sqlite3` queries would wait for its opening.
+    @Test func typingFiltersAtEachKeystrokeOnAMillionItems() async throws {
+        try await TerminalAppTests.typeAndFilter(try await App.millionItems(), items: 1_000_000)
+    }
 }
 
 /// The million-item file, asked through the `sqlite3` shell (another process).

@@ -228,10 +228,15 @@ enum App {
 
     /// Runs the `sqlite3` shell on the file at `path` with `sql`; returns its output's lines
     /// (columns separated by tabs).
+    ///
+    /// The shell waits up to a minute for a lock, as Folio does: without a busy timeout it
+    /// fails at once (`database is locked`) while another test's `feedloader` opens the same
+    /// file (a connection recovering the write-ahead log's index holds every other one off).
     @discardableResult
     static func sqlite(_ path: String, _ sql: String) throws -> [String] {
         let result = try run(
-            ["sqlite3", "-bail", "-tabs", path, sql], in: URL(fileURLWithPath: path).deletingLastPathComponent())
+            ["sqlite3", "-bail", "-tabs", "-cmd", ".timeout 60000", path, sql],
+            in: URL(fileURLWithPath: path).deletingLastPathComponent())
         guard result.status == 0 else {
             throw Failure(description: "sqlite3 failed (\(result.status)): \(result.errors)\n\(sql)")
         }
