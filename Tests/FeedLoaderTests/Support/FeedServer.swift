@@ -59,10 +59,12 @@ final class FeedServer: Sendable {
     }
 
     private final class Storage: @unchecked Sendable {
-        // @unchecked Sendable: `resources` and `log` are only touched with `lock` held.
+        // @unchecked Sendable: `resources`, `log` and `failure` are only touched with `lock` held.
         let lock = NSLock()
         var resources: [String: Resource] = [:]
         var log: [Request] = []
+        /// Why the server's run ended before it listened.
+        var failure: (any Error)?
     }
 
     private struct Handler: HTTPHandler {
@@ -124,10 +126,9 @@ final class FeedServer: Sendable {
         let server = HTTPServer(
             address: try sockaddr_in.inet(ip4: "127.0.0.1", port: 0), timeout: 30, logger: .disabled,
             handler: Handler(storage: storage))
-        let failure = Failure()
         let running = Task {
             do { try await server.run() } catch {
-                failure.error = error
+                storage.lock.withLock { storage.failure = error }
                 throw error
             }
         }
@@ -136,7 +137,7 @@ final class FeedServer: Sendable {
         // loaded two-core machine can keep the server's tasks from running for a minute.
         let deadline = ContinuousClock.now + .seconds(600)
         while await !server.isListening {
-            if let error = failure.error {
+            if let error = storage.lock.withLock({ storage.failure }) {
                 throw ServerError(description: "the feed server did not start: \(error)")
             }
             guard ContinuousClock.now < deadline else {
@@ -150,17 +151,6 @@ final class FeedServer: Sendable {
             throw ServerError(description: "the feed server did not report its port")
         }
         return FeedServer(server: server, running: running, port: port, storage: storage)
-    }
-
-    /// Why a server's run ended before it listened.
-    private final class Failure: @unchecked Sendable {
-        // @unchecked Sendable: `stored` is only touched with `lock` held.
-        private let lock = NSLock()
-        private var stored: (any Error)?
-        var error: (any Error)? {
-            get { lock.withLock { stored } }
-            set { lock.withLock { stored = newValue } }
-        }
     }
 
     struct ServerError: Error, CustomStringConvertible {

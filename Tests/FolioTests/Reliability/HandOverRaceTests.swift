@@ -75,6 +75,22 @@ import Testing
         }
     }
 
+    /// Lets `writer` run, stops it, applies what `recorder` heard to `model`, and checks the
+    /// controller's snapshot and `model` against a fresh fetch once the list has settled.
+    static func runThenCheck(
+        _ writer: StreamingWriter, _ controller: FetchedResultsController<Article>, _ recorder: LiveRecorder,
+        _ model: inout TableViewModel, label: String
+    ) async throws {
+        try await letRun(writer, for: TestTier.pick(quick: 30, long: 60))
+        writer.stop()
+        let fresh = try await settle(controller)
+        try applyAll(recorder, to: &model)
+        #expect(writer.commits > 5, "\(label)")
+        #expect(recorder.errors.isEmpty, "\(label)")
+        #expect(TableViewModel(controller.snapshot) == fresh, "\(label): the snapshot is the database's")
+        #expect(model == fresh, "\(label): the change sets lead to the database's state")
+    }
+
     @Test(arguments: StreamingWriter.Kind.allCases)
     func aListCompletedInTheBackgroundFollowsAStreamOfCommits(kind: StreamingWriter.Kind) async throws {
         for shape in Self.shapes(kind) {
@@ -95,15 +111,8 @@ import Testing
                 try fetchNow(controller)
                 var model = TableViewModel(controller.snapshot)
                 try await controller.waitUntilComplete()
-                try await Self.letRun(writer, for: TestTier.pick(quick: 30, long: 60))
-                writer.stop()
-                let fresh = try await Self.settle(controller)
-                try applyAll(recorder, to: &model)
-                let label = "\(kind), shape \(shape), round \(round)"
-                #expect(writer.commits > 5, "\(label)")
-                #expect(recorder.errors.isEmpty, "\(label)")
-                #expect(TableViewModel(controller.snapshot) == fresh, "\(label): the snapshot is the database's")
-                #expect(model == fresh, "\(label): the change sets lead to the database's state")
+                try await Self.runThenCheck(
+                    writer, controller, recorder, &model, label: "\(kind), shape \(shape), round \(round)")
             }
         }
     }
@@ -126,15 +135,8 @@ import Testing
                 try await Task.sleep(for: .milliseconds(Int.random(in: 5...TestTier.pick(quick: 20, long: 80))))
                 let recorder = LiveRecorder()
                 controller.delegate = recorder
-                try await Self.letRun(writer, for: TestTier.pick(quick: 30, long: 60))
-                writer.stop()
-                let fresh = try await Self.settle(controller)
-                try applyAll(recorder, to: &model)
-                let label = "\(kind), shape \(shape), round \(round)"
-                #expect(writer.commits > 5, "\(label)")
-                #expect(recorder.errors.isEmpty, "\(label)")
-                #expect(TableViewModel(controller.snapshot) == fresh, "\(label): the snapshot is the database's")
-                #expect(model == fresh, "\(label): the change sets lead to the database's state")
+                try await Self.runThenCheck(
+                    writer, controller, recorder, &model, label: "\(kind), shape \(shape), round \(round)")
             }
         }
     }
