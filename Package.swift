@@ -86,10 +86,13 @@ let package = Package(
             name: "FolioCrashImporter",
             dependencies: ["Folio"],
             swiftSettings: strict),
+        // How many tests run at once: set when the test binary loads (see its source).
+        .target(name: "TestRunWidth", path: "Tests/TestRunWidth"),
         .testTarget(
             name: "FolioTests",
             dependencies: [
                 "Folio",
+                "TestRunWidth",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
@@ -106,7 +109,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "FeedLoaderTests",
-            dependencies: ["FeedLoader", "Folio", .product(name: "FlyingFox", package: "FlyingFox")],
+            dependencies: [
+                "FeedLoader", "Folio", "TestRunWidth", .product(name: "FlyingFox", package: "FlyingFox"),
+            ],
             // Store files written by older FeedLoader versions, opened by the migration tests (by path).
             exclude: ["Fixtures"],
             swiftSettings: strict),
