@@ -47,7 +47,6 @@ struct BrowserCountingTests {
 
         // Complete: the same header counts the day's matches exactly, without "+".
         try await source.controller.waitUntilComplete()
-        await Task.yield()
         #expect(source.isComplete)
         let index = try #require(browser.model.sections.firstIndex { $0.name == day })
         browser.moveToTop()

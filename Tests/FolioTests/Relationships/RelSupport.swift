@@ -93,22 +93,16 @@ final class RelLive<R: PersistentRecord> {
     var model: TableViewModel
     /// Each change set delivered, with the snapshot it led to (what a table view applies it
     /// against: by the time the harness settles, later change sets may have been applied).
-    private var delivered: [ControllerUpdate] = []
-    private var task: Task<Void, Never>?
+    private let follower: UpdateFollower<R>
 
     init(_ store: Store, _ request: RecordRequest<R>, sectionBy: SectionKey<R>? = nil) async throws {
         self.store = store
         controller = FetchedResultsController(request, store: store, sectionBy: sectionBy)
         try Self.fetchNow(controller)
         model = TableViewModel(controller.snapshot)
-        let updates = controller.updates
-        task = Task { [weak self] in
-            for await update in updates where update.error == nil { self?.delivered.append(update) }
-        }
+        follower = UpdateFollower(controller)
         await controller.waitForChanges()
     }
-
-    deinit { task?.cancel() }
 
     @discardableResult
     func step(_ write: (WriteTransaction) throws -> Void) async throws -> [ChangeSet] {
@@ -124,9 +118,7 @@ final class RelLive<R: PersistentRecord> {
     @discardableResult
     func settle(_ context: String = "", sourceLocation: SourceLocation = #_sourceLocation) async throws -> [ChangeSet] {
         await controller.waitForChanges()
-        for _ in 0..<20 { await Task.yield() }
-        let updates = delivered
-        delivered = []
+        let updates = await follower.take()
         let changes = updates.map(\.changes)
         for update in updates {
             do {

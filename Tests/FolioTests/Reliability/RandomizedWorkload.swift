@@ -515,7 +515,6 @@ final class Workload {
 
     private func verify(_ op: Operation) async throws {
         for s in slots.compactMap({ $0 }) { await s.controller.waitForChanges() }
-        await Task.yield()
         let scans = store.diagnostics.counters.identifierScans - scansAtStart
         let commits = touched.take()
         let touchedRows = commits.reduce(into: Set<Int64>()) { $0.formUnion($1) }
@@ -871,7 +870,6 @@ final class Workload {
 
     /// At the end: what the streams delivered is what the delegate heard.
     func checkStreams() async throws {
-        for _ in 0..<3 { await Task.yield() }
         for (index, s) in slots.enumerated() {
             guard let s, s.spec.stream != .none else { continue }
             for _ in 0..<200 {

@@ -485,7 +485,6 @@ final class ErrandScreen: FetchedResultsControllerDelegate {
 
     func settle(onlyMoves: Bool, context: String) async throws {
         await controller.waitForChanges()
-        for _ in 0..<5 { await Task.yield() }
         let fresh = FetchedResultsController(controller.fetchRequest, store: store, sectionBy: controller.sectionKey)
         fresh.firstScreenRule = nil
         try Self.fetchNow(fresh)

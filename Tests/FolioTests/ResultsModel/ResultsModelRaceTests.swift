@@ -61,6 +61,7 @@ struct ResultsModelRaceTests {
             } else {
                 #expect(model.lastError == nil)
             }
+            // Not a wait: lets the writers' commits reach the model between request changes.
             await Task.yield()
         }
         try await writers.value

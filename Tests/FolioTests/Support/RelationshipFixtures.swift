@@ -48,22 +48,16 @@ class LiveTable<R: PersistentRecord> {
     var model: TableViewModel
     /// Each change set delivered, with the snapshot it led to (what a table view applies it
     /// against: by the time the harness settles, later change sets may have been applied).
-    private var delivered: [ControllerUpdate] = []
-    private var task: Task<Void, Never>?
+    private let follower: UpdateFollower<R>
 
     init(_ store: Store, _ request: RecordRequest<R>, sectionBy: SectionKey<R>? = nil) async throws {
         self.store = store
         controller = FetchedResultsController(request, store: store, sectionBy: sectionBy)
         try await controller.performFetch()
         model = TableViewModel(controller.snapshot)
-        let updates = controller.updates
-        task = Task { [weak self] in
-            for await update in updates where update.error == nil { self?.delivered.append(update) }
-        }
+        follower = UpdateFollower(controller)
         await controller.waitForChanges()
     }
-
-    deinit { task?.cancel() }
 
     /// Writes, waits for the controller, applies what it delivered and compares with a fresh
     /// fetch. Returns the change sets.
@@ -77,9 +71,7 @@ class LiveTable<R: PersistentRecord> {
     @discardableResult
     func settle() async throws -> [ChangeSet] {
         await controller.waitForChanges()
-        for _ in 0..<20 { await Task.yield() }
-        let updates = delivered
-        delivered = []
+        let updates = await follower.take()
         for update in updates { try model.apply(update.changes, dataSource: update.snapshot) }
         let changes = updates.map(\.changes)
         let fresh = FetchedResultsController(controller.fetchRequest, store: store, sectionBy: controller.sectionKey)

@@ -1,0 +1,57 @@
+import Testing
+@testable import Folio
+
+/// Follows a controller's ``FetchedResultsController/updates`` as an app does, and knows how
+/// many updates the controller has sent (its delegate hears each one as it is sent), so that
+/// a test waits for exactly those to come through the sequence rather than yielding and
+/// hoping the consumer has run.
+@MainActor
+final class UpdateFollower<R: PersistentRecord> {
+    /// Counts what the controller sends: a change set (``FetchedResultsControllerDelegate``'s
+    /// `didChangeContentWith`) or a failure (`didFailWith`), each of which is also one update.
+    private final class Counter: FetchedResultsControllerDelegate {
+        var sent = 0
+        func controller(_ controller: FetchedResultsController<R>, didChangeContentWith changes: ChangeSet) {
+            sent += 1
+        }
+        func controller(_ controller: FetchedResultsController<R>, didFailWith error: FolioError) { sent += 1 }
+    }
+
+    private let counter = Counter()
+    /// The updates received and not yet taken (failures left out).
+    private var received: [ControllerUpdate] = []
+    private var receivedCount = 0
+    private var waiter: CheckedContinuation<Void, Never>?
+    private var task: Task<Void, Never>?
+
+    /// Becomes `controller`'s delegate and subscribes to its updates.
+    init(_ controller: FetchedResultsController<R>) {
+        controller.delegate = counter
+        let updates = controller.updates
+        task = Task { [weak self] in
+            for await update in updates {
+                guard let self else { return }
+                self.receive(update)
+            }
+        }
+    }
+
+    deinit { task?.cancel() }
+
+    private func receive(_ update: ControllerUpdate) {
+        receivedCount += 1
+        if update.error == nil { received.append(update) }
+        if receivedCount >= counter.sent, let waiter {
+            self.waiter = nil
+            waiter.resume()
+        }
+    }
+
+    /// Waits until every update the controller has sent so far has come through the sequence,
+    /// and returns those not taken before (failures left out), in the order sent.
+    func take() async -> [ControllerUpdate] {
+        if receivedCount < counter.sent { await withCheckedContinuation { waiter = $0 } }
+        defer { received = [] }
+        return received
+    }
+}
