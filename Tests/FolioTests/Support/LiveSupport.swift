@@ -6,39 +6,48 @@ import Testing
 /// Records everything a controller tells its delegate: change sets, errors, and the
 /// snapshot after each change.
 @MainActor
-final class LiveRecorder: FetchedResultsControllerDelegate {
+final class DeliveryRecorder<R: PersistentRecord>: FetchedResultsControllerDelegate {
     var changeSets: [ChangeSet] = []
     var errors: [FolioError] = []
     var snapshots: [Snapshot] = []
     /// The controller's data source as each change set was delivered (what a table view
-    /// applies that batch against).
+    /// applies that batch against: several commits may arrive before a test looks).
     var dataSources: [Snapshot] = []
 
-    func controller(_ controller: FetchedResultsController<Article>, didChangeContentWith changes: ChangeSet) {
+    func controller(_ controller: FetchedResultsController<R>, didChangeContentWith changes: ChangeSet) {
         changeSets.append(changes)
         dataSources.append(controller.snapshot)
     }
-    func controller(_ controller: FetchedResultsController<Article>, didChangeContentWith snapshot: Snapshot) {
+    func controller(_ controller: FetchedResultsController<R>, didChangeContentWith snapshot: Snapshot) {
         snapshots.append(snapshot)
     }
-    func controller(_ controller: FetchedResultsController<Article>, didFailWith error: FolioError) {
+    func controller(_ controller: FetchedResultsController<R>, didFailWith error: FolioError) {
         errors.append(error)
     }
 }
 
-/// A tracked controller and a strict table-view model that follows it.
+/// The recorder of most suites' lists of `Article`s.
+typealias LiveRecorder = DeliveryRecorder<Article>
+
+/// The settle harness of the live tests whose delegate records each delivery: a tracked
+/// controller and a strict table-view model that follows it, each change set applied against
+/// the data source of its own delivery.
 @MainActor
-final class LiveHarness {
+class LiveList<R: PersistentRecord> {
     let store: Store
-    let controller: FetchedResultsController<Article>
-    let recorder = LiveRecorder()
+    let controller: FetchedResultsController<R>
+    let recorder = DeliveryRecorder<R>()
     var model: TableViewModel
     private var applied = 0
+    /// Whether every settle also expects that the controller reported no error.
+    let expectsNoErrors: Bool
 
-    init(_ store: Store, _ request: RecordRequest<Article>, sectionBy: SectionKey<Article>? = nil, cacheName: String? = nil)
-        async throws
-    {
+    init(
+        _ store: Store, _ request: RecordRequest<R>, sectionBy: SectionKey<R>? = nil, cacheName: String? = nil,
+        expectsNoErrors: Bool = false
+    ) async throws {
         self.store = store
+        self.expectsNoErrors = expectsNoErrors
         controller = FetchedResultsController(request, store: store, sectionBy: sectionBy, cacheName: cacheName)
         controller.delegate = recorder
         try await controller.performFetch()
@@ -50,24 +59,32 @@ final class LiveHarness {
     /// Writes, waits, applies every change set delivered to the model, and checks the model
     /// against the controller and against a fresh fetch. Returns the change sets.
     @discardableResult
-    func step(_ write: (WriteTransaction) throws -> Void) async throws -> [ChangeSet] {
+    func step(
+        _ write: (WriteTransaction) throws -> Void, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> [ChangeSet] {
         try writeSync(store, write)
-        return try await settle()
+        return try await settle(sourceLocation: sourceLocation)
     }
 
-    /// Waits for deliveries and checks as ``step(_:)`` does.
+    /// Waits for deliveries and checks as ``step(_:sourceLocation:)`` does.
     @discardableResult
-    func settle() async throws -> [ChangeSet] {
+    func settle(sourceLocation: SourceLocation = #_sourceLocation) async throws -> [ChangeSet] {
         await controller.waitForChanges()
         let delivered = Array(recorder.changeSets[applied...])
         let sources = Array(recorder.dataSources[applied...])
         applied = recorder.changeSets.count
         for (change, source) in zip(delivered, sources) { try model.apply(change, dataSource: source) }
-        #expect(model == TableViewModel(controller.snapshot))
-        #expect(model == (try freshModel(controller)), "the live results differ from a fresh fetch")
+        #expect(model == TableViewModel(controller.snapshot), sourceLocation: sourceLocation)
+        #expect(
+            model == (try freshModel(of: controller)), "the live results differ from a fresh fetch",
+            sourceLocation: sourceLocation)
+        if expectsNoErrors { #expect(recorder.errors.isEmpty, "\(recorder.errors)", sourceLocation: sourceLocation) }
         return delivered
     }
 }
+
+/// The harness of most suites' lists of `Article`s.
+typealias LiveHarness = LiveList<Article>
 
 /// Runs raw SQL in one write transaction.
 func execute(_ store: Store, _ sql: String, _ arguments: StatementArguments = StatementArguments()) throws {

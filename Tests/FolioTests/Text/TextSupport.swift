@@ -114,53 +114,11 @@ func expectedFoldedOrder(_ store: Store, descending: Bool = false) throws -> [In
 }
 
 /// A live controller of people and a strict table-view model that follows it; every
-/// settle checks the model against the controller and against a fresh fetch.
+/// settle checks the model against the controller and against a fresh fetch, and that the
+/// controller reported no error.
 @MainActor
-final class PersonHarness: FetchedResultsControllerDelegate {
-    let store: Store
-    let controller: FetchedResultsController<Person>
-    var model: TableViewModel
-    var changeSets: [ChangeSet] = []
-    /// The data source as each change set was delivered: a table view applies each batch
-    /// against the data source of its own moment, not a later one (several commits — the
-    /// shell's statements, each its own — may arrive before `settle()` looks).
-    private var dataSources: [Snapshot] = []
-    var errors: [FolioError] = []
-    private var applied = 0
-
+final class PersonHarness: LiveList<Person> {
     init(_ store: Store, _ request: RecordRequest<Person>, sectionBy: SectionKey<Person>? = nil) async throws {
-        self.store = store
-        controller = FetchedResultsController(request, store: store, sectionBy: sectionBy)
-        model = TableViewModel(sections: [])
-        controller.delegate = self
-        try await controller.performFetch()
-        await controller.waitForChanges()
-        model = TableViewModel(controller.snapshot)
-        applied = changeSets.count
-    }
-
-    func controller(_ controller: FetchedResultsController<Person>, didChangeContentWith changes: ChangeSet) {
-        changeSets.append(changes)
-        dataSources.append(controller.snapshot)
-    }
-    func controller(_ controller: FetchedResultsController<Person>, didFailWith error: FolioError) {
-        errors.append(error)
-    }
-
-    /// Waits for deliveries, applies them to the model and checks it; returns them.
-    @discardableResult
-    func settle(sourceLocation: SourceLocation = #_sourceLocation) async throws -> [ChangeSet] {
-        await controller.waitForChanges()
-        let delivered = Array(changeSets[applied...])
-        let sources = Array(dataSources[applied...])
-        applied = changeSets.count
-        for (change, source) in zip(delivered, sources) { try model.apply(change, dataSource: source) }
-        #expect(model == TableViewModel(controller.snapshot), sourceLocation: sourceLocation)
-        let fresh = FetchedResultsController(controller.fetchRequest, store: store, sectionBy: controller.sectionKey)
-        try await fresh.performFetch()
-        #expect(
-            model == TableViewModel(fresh.snapshot), "the live results differ from a fresh fetch", sourceLocation: sourceLocation)
-        #expect(errors.isEmpty, "\(errors)", sourceLocation: sourceLocation)
-        return delivered
+        try await super.init(store, request, sectionBy: sectionBy, expectsNoErrors: true)
     }
 }
