@@ -5,10 +5,7 @@ import Testing
 /// A fresh fetch of what `controller` shows, as sections of identifiers.
 @MainActor
 func freshModel(_ controller: FetchedResultsController<Article>) throws -> TableViewModel {
-    let fresh = FetchedResultsController(controller.fetchRequest, store: controller.store, sectionBy: controller.sectionKey)
-    fresh.firstScreenRule = nil  // the whole results, whatever their size
-    try fresh.performFetch()
-    return TableViewModel(fresh.snapshot)
+    try freshModel(of: controller)
 }
 
 @MainActor

@@ -7,17 +7,9 @@ import Testing
 /// hoping the consumer has run.
 @MainActor
 final class UpdateFollower<R: PersistentRecord> {
-    /// Counts what the controller sends: a change set (``FetchedResultsControllerDelegate``'s
-    /// `didChangeContentWith`) or a failure (`didFailWith`), each of which is also one update.
-    private final class Counter: FetchedResultsControllerDelegate {
-        var sent = 0
-        func controller(_ controller: FetchedResultsController<R>, didChangeContentWith changes: ChangeSet) {
-            sent += 1
-        }
-        func controller(_ controller: FetchedResultsController<R>, didFailWith error: FolioError) { sent += 1 }
-    }
-
-    private let counter = Counter()
+    /// What the controller sent: each change set and each failure is also one update.
+    private let counter = DeliveryRecorder<R>()
+    private var sent: Int { counter.changeSets.count + counter.errors.count }
     /// The updates received and not yet taken (failures left out).
     private var received: [ControllerUpdate] = []
     private var receivedCount = 0
@@ -41,7 +33,7 @@ final class UpdateFollower<R: PersistentRecord> {
     private func receive(_ update: ControllerUpdate) {
         receivedCount += 1
         if update.error == nil { received.append(update) }
-        if receivedCount >= counter.sent, let waiter {
+        if receivedCount >= sent, let waiter {
             self.waiter = nil
             waiter.resume()
         }
@@ -50,7 +42,7 @@ final class UpdateFollower<R: PersistentRecord> {
     /// Waits until every update the controller has sent so far has come through the sequence,
     /// and returns those not taken before (failures left out), in the order sent.
     func take() async -> [ControllerUpdate] {
-        if receivedCount < counter.sent { await withCheckedContinuation { waiter = $0 } }
+        if receivedCount < sent { await withCheckedContinuation { waiter = $0 } }
         defer { received = [] }
         return received
     }
