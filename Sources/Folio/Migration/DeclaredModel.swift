@@ -18,6 +18,8 @@ struct DeclaredEntity: Sendable {
     var defaultProblems: [String: String] = [:]
     /// The inverse to-manys the entity declares, with their delete rules.
     var toManys: [DeclaredToMany]
+    /// The derived attributes, as declared (checked by ``DeclaredModel/derivedAttributes(_:)``).
+    var derivations: [(column: String, type: AttributeType, isOptional: Bool, derivation: Derivation)]
 
     var name: String { schema.name }
 
@@ -44,6 +46,9 @@ struct DeclaredEntity: Sendable {
         toManys = entity.toManyRules.map {
             DeclaredToMany(child: $0.child.table, column: $0.child.column, inverse: $0.child.inverse, rule: $0.rule)
         }
+        derivations = entity.attributes.compactMap { attribute in
+            attribute.derivation.map { (attribute.column, attribute.type, attribute.isOptional, $0) }
+        }
     }
 }
 
@@ -56,6 +61,8 @@ struct DeclaredModel: Sendable {
     var steps: [MigrationStep]
     /// The delete rule of every to-one of the model (``DeclaredModel/deleteRules(_:)``).
     var deleteRules: [DeclaredDeleteRule]
+    /// Every derived attribute of the model, checked (``DeclaredModel/derivedAttributes(_:)``).
+    var derivedAttributes: [DeclaredDerived]
 
     var schemas: [String: EntitySchema] { entities.mapValues(\.schema) }
     /// The entities in a stable order (by name), so that migrations run the same way every time.
@@ -86,7 +93,8 @@ struct DeclaredModel: Sendable {
         self.entities = entities
         for entity in entities.values { try Self.validateMigrationNames(entity, among: entities) }
         deleteRules = try Self.deleteRules(entities)
-        try Self.checkNamesDistinct(entities.values.map(\.schema), rules: deleteRules)
+        derivedAttributes = try Self.derivedAttributes(entities)
+        try Self.checkNamesDistinct(entities.values.map(\.schema), rules: deleteRules, derived: derivedAttributes)
         var names: Set<String> = []
         for step in model.steps {
             guard !step.name.isEmpty else { throw FolioError.invalidStoreModel(reason: "a migration step has an empty name") }
@@ -139,7 +147,9 @@ struct DeclaredModel: Sendable {
     /// triggers are named as the full-text triggers of a searchable `a`; the delete rule of
     /// `c.x_y` on `p` is named as that of `c_x.y`; the entity `a_conflict`'s insert trigger as
     /// the conflict trigger of an `a` with a unique attribute). SQLite's names ignore ASCII case (identifiers are ASCII, see ``SQLBuilder/isPlainIdentifier(_:)``).
-    static func checkNamesDistinct(_ schemas: [EntitySchema], rules: [DeclaredDeleteRule] = []) throws {
+    static func checkNamesDistinct(
+        _ schemas: [EntitySchema], rules: [DeclaredDeleteRule] = [], derived: [DeclaredDerived] = []
+    ) throws {
         var tables: [String: String] = [:], triggers: [String: String] = [:]
         func claim(_ name: String, _ what: String, in names: inout [String: String]) throws {
             if let other = names.updateValue(what, forKey: name.lowercased()) {
@@ -174,6 +184,11 @@ struct DeclaredModel: Sendable {
             }
             for trigger in SQLBuilder.replaceTriggers(schema) + SQLBuilder.searchReplacedRowsTriggers(schema) {
                 try claim(trigger.name, "the conflict trigger of '\(entity)'", in: &triggers)
+            }
+        }
+        for attribute in derived {
+            for name in SQLBuilder.derivedAttributeTriggerNames(parent: attribute.parent, column: attribute.column) {
+                try claim(name, "the trigger of the derived attribute '\(attribute.parent).\(attribute.column)'", in: &triggers)
             }
         }
         for rule in rules where rule.rule != .noAction {

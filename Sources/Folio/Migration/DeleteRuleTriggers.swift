@@ -34,7 +34,9 @@ enum DeleteRuleTriggers {
         }
         let names = Set(wanted.map { $0.name.lowercased() })
         var changed = false
-        for stale in try existing(on: Set(model.entities.keys), model: model, db) where !names.contains(stale.lowercased()) {
+        let prefix = SQLBuilder.deleteRuleTriggerPrefix
+        for stale in try existing(prefix: prefix, on: Set(model.entities.keys), model: model, db)
+        where !names.contains(stale.lowercased()) {
             try db.execute(sql: SQLBuilder.dropTrigger(stale))
             changed = true
         }
@@ -44,20 +46,25 @@ enum DeleteRuleTriggers {
     /// Drops every delete-rule trigger on `tables` (file names), before a migration changes
     /// them; ``install(_:_:)`` makes the declared ones again after it.
     static func drop(on tables: Set<String>, _ model: DeclaredModel, _ db: Database) throws {
-        for name in try existing(on: tables, model: model, db) { try db.execute(sql: SQLBuilder.dropTrigger(name)) }
+        for name in try existing(prefix: SQLBuilder.deleteRuleTriggerPrefix, on: tables, model: model, db) {
+            try db.execute(sql: SQLBuilder.dropTrigger(name))
+        }
     }
 
-    /// The names of the delete-rule triggers on `tables`, without Folio's other triggers of
-    /// the model's entities.
-    private static func existing(on tables: Set<String>, model: DeclaredModel, _ db: Database) throws -> [String] {
+    /// The names of the triggers on `tables` named with `prefix` (the delete rules' or the
+    /// derived attributes'), without Folio's other triggers of the model's entities.
+    static func existing(prefix: String, on tables: Set<String>, model: DeclaredModel, _ db: Database) throws -> [String] {
         let lowered = Set(tables.map { $0.lowercased() })
         var others: Set<String> = []
         for table in Set(model.entities.keys).union(tables) {
-            for name in SQLBuilder.changeTriggers(table: table).map(\.name) + SQLBuilder.derivedTriggerNames(table: table) {
+            let names =
+                SQLBuilder.changeTriggers(table: table).map(\.name) + SQLBuilder.derivedTriggerNames(table: table)
+                + SQLBuilder.replaceTriggerNames(table: table) + ["folio_\(table)_changed"]
+            for name in names {
                 others.insert(name.lowercased())
             }
         }
-        return try Row.fetchAll(db, sql: SQLBuilder.deleteRuleTriggers).compactMap { row in
+        return try Row.fetchAll(db, sql: SQLBuilder.triggers(namedWith: prefix)).compactMap { row in
             let name: String = row[0], table: String = row[1]
             guard lowered.contains(table.lowercased()), !others.contains(name.lowercased()) else { return nil }
             return name

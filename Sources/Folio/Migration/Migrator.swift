@@ -68,6 +68,7 @@ enum Migrator {
         // the tables are done (in the same transaction).
         let tables = plan.tables.flatMap { [$0.file.name, $0.entity.name] } + plan.removedEntities.map(\.name)
         try DeleteRuleTriggers.drop(on: Set(tables), model, db)
+        try DerivedAttributeTriggers.drop(on: Set(tables), model, db)
         // Steps may have changed the tables: the contract phase starts from what they left.
         try contract(db, steps.isEmpty ? plan : plan.refreshed(db), model, stepsRan: !steps.isEmpty)
         try checkSchemaCompiles(db, before: broken)

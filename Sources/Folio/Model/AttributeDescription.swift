@@ -29,7 +29,10 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
     public let renamedFrom: String?
     /// The stored value existing rows get when a migration adds this attribute or makes it
     /// non-optional (rows whose value is `NULL` once the custom steps have run).
-    public let defaultValue: DatabaseValue?
+    public internal(set) var defaultValue: DatabaseValue?
+    /// How a derived attribute is computed from the records of a to-many (``Derivation``);
+    /// `nil` for an attribute the app writes.
+    public internal(set) var derivation: Derivation? = nil
     /// `\Root.attribute.folded`, how a sort descriptor names the folded key (text attributes only).
     let foldedKeyPath: AnyKeyPath?
     /// The attribute as a member of a to-one pointing to `Root` (`\ToOne<Root>.title`), as
@@ -110,6 +113,35 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
     }
 
     /// The declaration's options, as the public initializers take them.
+    /// A derived attribute: a column of the entity that SQLite keeps equal to `derivation`
+    /// — the count of a to-many's records, or the sum, minimum or maximum of one of their
+    /// attributes — whoever writes them (see ``Derivation``). The app reads it as any
+    /// attribute, in records, predicates, sorts and sections; ``WriteTransaction`` never
+    /// writes it (the value a record holds when it is inserted or updated is left out). A
+    /// non-optional integer or `Double` attribute is 0 for a record without children.
+    ///
+    /// - Parameters:
+    ///   - keyPath: the record's property (`\.unreadCount`).
+    ///   - derivation: what it is computed from.
+    ///   - column: the column's name; by default the property's name.
+    ///   - indexed: whether Folio creates an index on the column (for a list sorted by it).
+    ///   - renamedFrom: the column's name in older model versions.
+    /// - Complexity: O(1); the derivation is checked when the store opens.
+    public init<Value: AttributeValue>(
+        _ keyPath: WritableKeyPath<Root, Value>, derived derivation: Derivation, column: String? = nil,
+        indexed: Bool = false, renamedFrom: String? = nil
+    ) {
+        self.init(keyPath, column: column, indexed: indexed, renamedFrom: renamedFrom, reference: nil)
+        self.derivation = derivation
+        if !isOptional {
+            switch type {
+            case .integer: defaultValue = 0.databaseValue
+            case .double: defaultValue = 0.0.databaseValue
+            default: break
+            }
+        }
+    }
+
     struct Options {
         var indexed: Bool
         var unique: Bool
@@ -182,9 +214,14 @@ public struct AttributeDescription<Root: PersistentRecord>: @unchecked Sendable 
         return ("", KeyPathName.describe(keyPath, in: Root.self))
     }
 
+    /// The column as the store makes and checks it. A derived attribute's column admits
+    /// `NULL` whatever its type: a row inserted without it (by raw SQL, another program)
+    /// gets its value from the insert trigger (``SQLBuilder/derivedAttributeTriggers(_:)``),
+    /// in the same statement.
     var schema: ColumnSchema {
         ColumnSchema(
-            name: column, type: type, isOptional: isOptional, isIndexed: isIndexed, isUnique: isUnique, isFolded: isFolded,
+            name: column, type: type, isOptional: isOptional || derivation != nil, isIndexed: isIndexed, isUnique: isUnique,
+            isFolded: isFolded,
             isSearchable: isSearchable, references: reference?.targetName())
     }
 }

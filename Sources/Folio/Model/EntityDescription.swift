@@ -189,7 +189,12 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
     /// - Throws: ``FolioError/unstorableValue(entity:attribute:reason:)`` for a value that
     ///   cannot be encoded (a `Codable` value that does not encode as JSON).
     func encode(_ record: Root) throws -> [DatabaseValue] {
-        try attributes.map { try storedValue(of: $0, in: record) }
+        try writtenAttributes.map { try storedValue(of: $0, in: record) }
+    }
+
+    /// The attributes a write sets: all but the derived ones, which SQLite keeps.
+    var writtenAttributes: [AttributeDescription<Root>] {
+        attributes.filter { $0.derivation == nil }
     }
 
     /// The stored value of `attribute` in `record`, its encoding error named.
@@ -207,10 +212,11 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
     ///   for a value SQLite cannot hold (see ``checkWritable(_:column:type:)``).
     func writableValues(_ record: Root) throws -> [DatabaseValue] {
         var values = try encode(record)
-        for (attribute, value) in zip(attributes, values) {
+        let written = writtenAttributes
+        for (attribute, value) in zip(written, values) {
             try checkWritable(value, column: attribute.column, type: attribute.type)
         }
-        for (attribute, value) in zip(attributes, values) where attribute.isFolded {
+        for (attribute, value) in zip(written, values) where attribute.isFolded {
             values.append(Self.foldedKey(of: value))
         }
         return values
@@ -218,7 +224,8 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
 
     /// Every column a write sets: the attributes', then the folded keys'.
     var storedColumnNames: [String] {
-        attributes.map(\.column) + attributes.filter(\.isFolded).map { ColumnSchema.foldedKeyColumn(of: $0.column) }
+        let written = writtenAttributes
+        return written.map(\.column) + written.filter(\.isFolded).map { ColumnSchema.foldedKeyColumn(of: $0.column) }
     }
 
     /// The folded key of a stored value: its folded text (``TextFolding``); `NULL` for

@@ -41,7 +41,7 @@ extension PredicateTranslator {
     /// The element of `[a, b].contains($0.size)`: the column when it is an attribute stored
     /// as JSON, its ordinary term otherwise.
     func containedElement(_ element: Any) throws -> SQLTerm {
-        if let attribute = encodedAttribute(element) { return .column(SQLBuilder.quote(attribute.column)) }
+        if let attribute = encodedAttribute(element) { return .column((triggerRow ?? "") + SQLBuilder.quote(attribute.column)) }
         return try term(element)
     }
 
@@ -58,7 +58,9 @@ extension PredicateTranslator {
     }
 
     private func encodedOperand(_ expression: Any) throws -> SQLTerm {
-        if let attribute = encodedAttribute(expression) { return .column(SQLBuilder.quote(attribute.column)) }
+        if let attribute = encodedAttribute(expression) {
+            return .column((triggerRow ?? "") + SQLBuilder.quote(attribute.column))
+        }
         if expression is any FolioNilLiteral { return .value(.null) }
         if let value = (expression as? any FolioValueExpression)?.anyValue { return .value(try json(value)) }
         throw FolioError.unsupportedPredicate(

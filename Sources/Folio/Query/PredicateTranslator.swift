@@ -17,6 +17,16 @@ struct PredicateTranslator<R: PersistentRecord> {
     let entity: EntityDescription<R>
     /// The tables the predicate reads through to-ones, as it is translated.
     let related = RelatedTables()
+    /// What each column is qualified with, and what the predicate is for: `nil` for a
+    /// query's `WHERE`, or the row a trigger reads (`NEW.`, `OLD.`, `"item".`) for the
+    /// filter of a derived attribute (``Derivation``), which reads only the child's own
+    /// stored attributes.
+    var triggerRow: String? = nil
+
+    init(entity: EntityDescription<R>, triggerRow: String? = nil) {
+        self.entity = entity
+        self.triggerRow = triggerRow
+    }
 
     func translate(_ predicate: Predicate<R>) throws -> SQLFragment {
         try fragment(predicate.expression)
@@ -38,14 +48,35 @@ struct PredicateTranslator<R: PersistentRecord> {
         if let attribute = entity.attribute(for: keyPath), attribute.type == .json {
             throw Self.notQueryable(attribute.column, of: entity.name, keyPath: keyPath)
         }
-        return .column(SQLBuilder.quote(try entity.column(for: keyPath)))
+        let column = try entity.column(for: keyPath)
+        if let triggerRow {
+            if let attribute = entity.attribute(for: keyPath), attribute.derivation != nil {
+                throw FolioError.unsupportedPredicate(
+                    expression: "\(entity.name).\(column)",
+                    reason: "the filter of a derived attribute cannot read another derived attribute")
+            }
+            if ColumnSchema.isFoldedKeyColumn(column) { throw Self.notInDerivedFilter("folded text", of: entity.name) }
+            return .column(triggerRow + SQLBuilder.quote(column))
+        }
+        return .column(SQLBuilder.quote(column))
+    }
+
+    /// The error for what a derived attribute's filter cannot read: SQLite triggers keep
+    /// the value, and they read only the child's own stored attributes.
+    static func notInDerivedFilter(_ what: String, of entity: String) -> FolioError {
+        FolioError.unsupportedPredicate(
+            expression: what,
+            reason:
+                "the filter of a derived attribute reads only the stored attributes of '\(entity)' itself (SQLite triggers keep its value), not \(what)"
+        )
     }
 
     /// The target's attribute `member` through the to-one at `reference` (`$0.source.name`),
     /// or the reference column itself for the target's identifier (`$0.source.id`).
     func related(reference: AnyKeyPath, member: AnyKeyPath) throws -> SQLTerm? {
         guard let attribute = entity.attribute(for: reference), attribute.reference != nil else { return nil }
-        if member.isToOneIdentifier { return .column(SQLBuilder.quote(attribute.column)) }
+        if member.isToOneIdentifier { return .column((triggerRow ?? "") + SQLBuilder.quote(attribute.column)) }
+        if triggerRow != nil { throw Self.notInDerivedFilter("an attribute of the to-one's target", of: entity.name) }
         guard let key = entity.relatedKey(reference: reference, member: member) else { return nil }
         if key.type == .json {
             throw Self.notQueryable(key.targetColumn, of: key.targetTable, keyPath: member, through: attribute.column)
@@ -57,6 +88,7 @@ struct PredicateTranslator<R: PersistentRecord> {
     /// The folded key of the target's attribute `member` through the to-one at `reference`
     /// (`$0.source.name.folded`).
     func relatedFoldedKey(reference: AnyKeyPath, member: AnyKeyPath) throws -> SQLTerm? {
+        if triggerRow != nil { throw Self.notInDerivedFilter("an attribute of the to-one's target", of: entity.name) }
         guard let base = entity.attribute(for: reference)?.keyPath as AnyKeyPath?,
             let path = base.appending(path: member)?.appending(path: \String?.folded),
             let key = try entity.relatedKey(for: path)
@@ -67,7 +99,8 @@ struct PredicateTranslator<R: PersistentRecord> {
 
     /// The folded key of the attribute at `keyPath` (`\Root.title`).
     func foldedKey(ofAttributeAt keyPath: AnyKeyPath) throws -> SQLTerm {
-        .folded(SQLFragment(SQLBuilder.quote(try entity.foldedKeyColumn(forAttributeAt: keyPath))))
+        if triggerRow != nil { throw Self.notInDerivedFilter("folded text", of: entity.name) }
+        return .folded(SQLFragment(SQLBuilder.quote(try entity.foldedKeyColumn(forAttributeAt: keyPath))))
     }
 
     /// The two operands, with a value (or literal list) compared to folded text folded too.

@@ -52,7 +52,9 @@ extension SQLBuilder {
         }
     }
 
-    /// Every delete-rule trigger of the file (by its name's prefix): name, table, SQL.
-    static let deleteRuleTriggers =
-        "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger' AND name GLOB '\(deleteRuleTriggerPrefix)*'"
+    /// Every trigger of the file whose name starts with `prefix` (the delete rules' or the
+    /// derived attributes', plain identifiers): name, table, SQL.
+    static func triggers(namedWith prefix: String) -> String {
+        "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger' AND name GLOB '\(prefix)*'"
+    }
 }

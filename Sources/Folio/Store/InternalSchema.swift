@@ -54,6 +54,7 @@ enum InternalSchema {
             // Before the conflict triggers that write to it, made as each entity's table is
             // prepared: an older file's entities have none until then.
             try db.execute(sql: SQLBuilder.createReplacedRows)
+            try db.execute(sql: SQLBuilder.createDerivedNotes)
         }
         switch found {
         case 0:

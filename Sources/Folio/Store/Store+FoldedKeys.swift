@@ -43,6 +43,7 @@ extension Store {
             if schema.hasFoldedColumns { try FoldedKeys.prepare(schema, in: db, countingRows: true) }
         }
         try DeleteRuleTriggers.install(declared, db)
+        try DerivedAttributeTriggers.install(declared, db)
         let cookie = try schemaVersion(db)
         schemaObjectsCookie.withLock { $0 = cookie }
         if !unlogged.isEmpty {

@@ -257,6 +257,8 @@ extension Migrator {
         try FoldedKeys.fixUp(model.sortedEntities.map(\.schema).filter(\.hasFoldedColumns), db)
         // Every table is there: the delete rules' triggers, which name other tables, last.
         try DeleteRuleTriggers.install(model, db)
+        // The derived attributes' triggers, and their columns computed where they are new.
+        try DerivedAttributeTriggers.install(model, db)
         if isNew || version != model.version {
             try db.execute(sql: SQLBuilder.writeStoreMetadata, arguments: [SQLBuilder.modelVersionKey, model.version])
         }

@@ -40,7 +40,7 @@ public struct WriteTransaction {
         let sql = try store.writeSQL(for: R.self)
         let entity = R.entity
         guard let id = record.id else { throw FolioError.recordNotFound(entity: entity.name, id: nil) }
-        if entity.attributes.isEmpty {
+        if entity.writtenAttributes.isEmpty {
             // Nothing to write (SQLite has no `SET` of nothing): only check the row is there,
             // and report no change.
             let found = try folio { try Int64.fetchOne(database.cachedStatement(sql: sql.update), arguments: [id.rawValue]) }
@@ -129,6 +129,11 @@ public struct WriteTransaction {
         var columns = try assignments.map { try entity.column(for: $0.keyPath) }
         if columns.contains("id") { throw FolioError.invalidArgument("updateAll cannot assign the id") }
         for (column, assignment) in zip(columns, assignments) {
+            if entity.attribute(for: assignment.keyPath)?.derivation != nil {
+                throw FolioError.invalidArgument(
+                    "'\(column)' of '\(entity.name)' is a derived attribute, which SQLite keeps from the records it counts; it cannot be set"
+                )
+            }
             if let problem = assignment.problem {
                 throw FolioError.unstorableValue(entity: entity.name, attribute: column, reason: problem)
             }
