@@ -39,7 +39,7 @@ extension DeclaredModel {
                 } catch let problem as DerivationProblem {
                     throw refuse("cannot be kept: \(problem.reason)")
                 } catch let error as FolioError {
-                    throw refuse("has a filter SQLite triggers cannot keep: \(error.localizedDescription)")
+                    throw refuse("has a filter SQLite triggers cannot keep: \(error)")
                 }
                 guard let childEntity = entities[child.table] else {
                     throw refuse(

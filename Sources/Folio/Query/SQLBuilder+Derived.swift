@@ -179,8 +179,7 @@ extension SQLBuilder {
     }
 
     /// A fragment's SQL with each bound value written as a literal, for a trigger, which
-    /// binds none: integers and reals in decimal (a real as the shortest text that reads
-    /// back to its bits, ±infinity as `±9e999`), text quoted (or, with a NUL, its bytes cast
+    /// binds none: integers in decimal, reals exactly (``realLiteral(_:)``), text quoted (or, with a NUL, its bytes cast
     /// as `TEXT`, as ``placeholder(for:)`` binds it), blobs in hexadecimal.
     static func inlined(_ fragment: SQLFragment) throws -> String {
         var values = fragment.arguments[...]
@@ -213,14 +212,44 @@ extension SQLBuilder {
         case .int64(let number):
             return number == .min ? "(-9223372036854775807 - 1)" : number < 0 ? "(\(number))" : "\(number)"
         case .double(let number):
-            if number.isInfinite { return number < 0 ? "(-9e999)" : "9e999" }
-            return number.sign == .minus ? "(\(number))" : "\(number)"
+            return realLiteral(number)
         case .string(let string):
             if string.containsNUL { return "CAST(x'\(hex(Array(string.utf8)))' AS TEXT)" }
             return "'" + string.replacingOccurrences(of: "'", with: "''") + "'"
         case .blob(let data):
             return "x'\(hex(Array(data)))'"
         }
+    }
+
+    /// A real as SQL that yields its exact bits: SQLite's reading of decimal text is not
+    /// always correctly rounded (3.40 reads some shortest round-trip texts one unit off), so
+    /// an integer-valued real below 2^53 is written `n.0`, and any other as its integer
+    /// significand times or divided by powers of two of at most 2^62 (each step exact), and
+    /// ±infinity as `±9e999`.
+    static func realLiteral(_ number: Double) -> String {
+        if number.isInfinite { return number < 0 ? "(-9e999)" : "9e999" }
+        if number == number.rounded(), abs(number) < 9_007_199_254_740_992, number != 0 || number.sign == .plus {
+            return number < 0 ? "(\(Int64(number)).0)" : "\(Int64(number)).0"
+        }
+        var significand = number.significandBitPattern
+        var exponent: Int
+        if number.exponentBitPattern == 0 {
+            exponent = -1074
+        } else {
+            significand |= 1 << 52
+            exponent = Int(number.exponentBitPattern) - 1075
+        }
+        while significand != 0, significand & 1 == 0, exponent < 0 {
+            significand >>= 1
+            exponent += 1
+        }
+        var text = "CAST(\(significand) AS REAL)"
+        while exponent != 0 {
+            let step = min(abs(exponent), 62)
+            text += (exponent > 0 ? " * " : " / ") + "\(Int64(1) << step)"
+            exponent += exponent > 0 ? -step : step
+        }
+        return number.sign == .minus ? "(-(\(text)))" : "(\(text))"
     }
 
     private static func hex(_ bytes: [UInt8]) -> String {
