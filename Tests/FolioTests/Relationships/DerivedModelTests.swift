@@ -106,7 +106,10 @@ struct DerivedModelTests {
             DROP TRIGGER folio_derived_board_unreadCount_ins;
             INSERT INTO post (guid, title, isRead, size, score, board) VALUES ('a', '', 0, 1, 1.0, 1), ('b', '', 0, 2, 1.0, 1);
             """)
-        #expect(try DerivedOracle.mismatches(store) == ["board 1 unreadCount 0 ≠ 2"])
+        // Stale until the store makes its objects again (its watch of the file may already
+        // have: it follows other processes' commits with a write of its own).
+        let before = try DerivedOracle.mismatches(store)
+        #expect(before.isEmpty || before == ["board 1 unreadCount 0 ≠ 2"])
         // The store's next write sees the schema changed and makes Folio's objects again.
         try writeSync(store) { tx in
             var post = Post(guid: "c", board: ToOne(RecordID(1)))
@@ -114,6 +117,10 @@ struct DerivedModelTests {
         }
         #expect(try DerivedOracle.mismatches(store).isEmpty)
         #expect(try store.fetch(RecordRequest<Board>()).first??.unreadCount == 3)
+        let made = try store.read { db in
+            try String.fetchOne(db, sql: "SELECT name FROM sqlite_master WHERE name = 'folio_derived_board_unreadCount_ins'")
+        }
+        #expect(made != nil)
     }
 
     @Test func filtersHoldValuesAtTheExtremesExactly() throws {
