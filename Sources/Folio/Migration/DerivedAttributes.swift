@@ -1,20 +1,6 @@
 import Foundation
 import GRDB
 
-/// A derived attribute as the store keeps it (``Derivation``, checked): the parent's
-/// column, what it aggregates, and the child's side.
-struct DeclaredDerived: Sendable, Hashable {
-    var parent: String
-    var column: String
-    var kind: Derivation.Kind
-    /// The derived attribute's own type, and whether it is optional.
-    var type: AttributeType
-    var isOptional: Bool
-    var child: DerivationChild
-    /// The child's unique keys (the columns of each), whose rows a `REPLACE` deletes.
-    var childUniqueKeys: [[String]]
-}
-
 extension DeclaredModel {
     /// Checks the model's derived attributes and returns them, sorted.
     ///

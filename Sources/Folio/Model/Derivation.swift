@@ -30,9 +30,10 @@ public struct Derivation: @unchecked Sendable {
     }
 
     let kind: Kind
-    /// The child's side, resolved when the store opens (two entities may point to each
-    /// other: reading the child's description while the parent's is built would never end).
-    let resolveChild: () throws -> DerivationChild
+    /// The child's side, as declared (``DerivedFrom``); resolved when the store opens (two
+    /// entities may point to each other: reading the child's description while the parent's
+    /// is built would never end).
+    let source: any DerivationSource
 
     /// The number of records whose to-one `inverse` points to the record, of those matching
     /// `filter` when there is one. The attribute is an integer (`Int`, `Int64`…), never
@@ -46,7 +47,7 @@ public struct Derivation: @unchecked Sendable {
     public static func count<Child: PersistentRecord, Parent: PersistentRecord>(
         _ inverse: KeyPath<Child, ToOne<Parent>>, where filter: Predicate<Child>? = nil
     ) -> Derivation {
-        Derivation(kind: .count, resolveChild: { try DerivationChild(inverse: inverse, value: nil, filter: filter) })
+        Derivation(kind: .count, source: DerivedFrom(inverse: inverse, value: nil, filter: filter))
     }
 
     /// The sum of the child attribute `value` over the records whose to-one `inverse` points
@@ -59,7 +60,7 @@ public struct Derivation: @unchecked Sendable {
     public static func sum<Child: PersistentRecord, Parent: PersistentRecord, Value>(
         _ value: KeyPath<Child, Value>, of inverse: KeyPath<Child, ToOne<Parent>>, where filter: Predicate<Child>? = nil
     ) -> Derivation {
-        Derivation(kind: .sum, resolveChild: { try DerivationChild(inverse: inverse, value: value, filter: filter) })
+        Derivation(kind: .sum, source: DerivedFrom(inverse: inverse, value: value, filter: filter))
     }
 
     /// The smallest value of the child attribute `value` over the records whose to-one
@@ -71,7 +72,7 @@ public struct Derivation: @unchecked Sendable {
     public static func minimum<Child: PersistentRecord, Parent: PersistentRecord, Value>(
         _ value: KeyPath<Child, Value>, of inverse: KeyPath<Child, ToOne<Parent>>, where filter: Predicate<Child>? = nil
     ) -> Derivation {
-        Derivation(kind: .minimum, resolveChild: { try DerivationChild(inverse: inverse, value: value, filter: filter) })
+        Derivation(kind: .minimum, source: DerivedFrom(inverse: inverse, value: value, filter: filter))
     }
 
     /// The largest value of the child attribute `value` (the newest item's date), as
@@ -81,62 +82,17 @@ public struct Derivation: @unchecked Sendable {
     public static func maximum<Child: PersistentRecord, Parent: PersistentRecord, Value>(
         _ value: KeyPath<Child, Value>, of inverse: KeyPath<Child, ToOne<Parent>>, where filter: Predicate<Child>? = nil
     ) -> Derivation {
-        Derivation(kind: .maximum, resolveChild: { try DerivationChild(inverse: inverse, value: value, filter: filter) })
+        Derivation(kind: .maximum, source: DerivedFrom(inverse: inverse, value: value, filter: filter))
     }
 }
 
-/// The child side of a ``Derivation``, resolved: the child's table, its to-one's reference
-/// column and the entity it points to, the value attribute, and the filter as SQL over the
-/// three rows a trigger reads (values written as literals: a trigger binds none).
-struct DerivationChild: Sendable, Hashable {
-    var table: String
-    var reference: String
-    /// The entity the to-one points to (the derived attribute's entity, once checked).
-    var target: String
-    var value: String?
-    var valueType: AttributeType?
-    /// The filter over `NEW.`, `OLD.` and the child's table's columns; `nil` without one.
-    var filterNew: String?
-    var filterOld: String?
-    var filterRow: String?
+/// What a ``Derivation`` reads, as declared (``DerivedFrom``); resolved by Query.
+protocol DerivationSource {}
 
-    init<Child: PersistentRecord, Parent: PersistentRecord>(
-        inverse: KeyPath<Child, ToOne<Parent>>, value: AnyKeyPath?, filter: Predicate<Child>?
-    ) throws {
-        let entity = Child.entity
-        table = entity.name
-        target = Parent.entity.name
-        guard let attribute = entity.attribute(for: inverse), attribute.reference != nil else {
-            throw DerivationProblem(
-                "\(KeyPathName.describe(inverse, in: Child.self)) is not a to-one of '\(entity.name)'; declare it with .toOne")
-        }
-        reference = attribute.column
-        if let value {
-            guard let valueAttribute = entity.attribute(for: value), valueAttribute.reference == nil else {
-                throw DerivationProblem(
-                    "\(KeyPathName.describe(value, in: Child.self)) is not a stored attribute of '\(entity.name)'")
-            }
-            guard valueAttribute.derivation == nil else {
-                throw DerivationProblem(
-                    "'\(entity.name).\(valueAttribute.column)' is derived itself; a derived attribute reads stored ones")
-            }
-            self.value = valueAttribute.column
-            valueType = valueAttribute.type
-        }
-        if let filter {
-            func sql(_ row: String) throws -> String {
-                let translator = PredicateTranslator(entity: entity, triggerRow: row)
-                return try SQLBuilder.inlined(translator.translate(filter))
-            }
-            filterNew = try sql("NEW.")
-            filterOld = try sql("OLD.")
-            filterRow = try sql(SQLBuilder.quote(table) + ".")
-        }
-    }
-}
-
-/// Why a derivation cannot be kept, for ``FolioError/invalidSchema(entity:reason:)``.
-struct DerivationProblem: Error {
-    var reason: String
-    init(_ reason: String) { self.reason = reason }
+/// A derivation's child side as declared: the child's to-one that points to the parent, the
+/// child attribute aggregated (none for a count) and the filter.
+struct DerivedFrom<Child: PersistentRecord, Parent: PersistentRecord>: DerivationSource {
+    let inverse: KeyPath<Child, ToOne<Parent>>
+    let value: AnyKeyPath?
+    let filter: Predicate<Child>?
 }

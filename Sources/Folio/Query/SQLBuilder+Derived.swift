@@ -67,7 +67,10 @@ extension SQLBuilder {
                 ),
             ]
         } else {
-            var unchanged = "OLD.\(r) IS NEW.\(r) AND \(matchOld) = \(matchNew)"
+            // A rowid change reorders the parent's children in the reference index, and SQLite's
+            // `sum`, `total`, `min` and `max` depend on the order in corner cases (reals summed;
+            // an integer sum past Int64 after a non-integer; `1` and `1.0` tied): computed anew.
+            var unchanged = "OLD.\(id) IS NEW.\(id) AND OLD.\(r) IS NEW.\(r) AND \(matchOld) = \(matchNew)"
             if let value = child.value { unchanged += " AND " + identical("OLD.\(quote(value))", "NEW.\(quote(value))") }
             triggers = [
                 trigger(
