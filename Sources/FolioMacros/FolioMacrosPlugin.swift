@@ -12,7 +12,8 @@ import SwiftSyntaxMacros
 @main
 struct FolioMacrosPlugin: CompilerPlugin {
     let providingMacros: [any Macro.Type] = [
-        PersistentRecordMacro.self, StoredMacro.self, NotStoredMacro.self, ToManyMacro.self, CompoundIndexMacro.self,
+        PersistentRecordMacro.self, StoredMacro.self, DerivedMacro.self, NotStoredMacro.self, ToManyMacro.self,
+        CompoundIndexMacro.self,
     ]
 }
 
@@ -42,6 +43,15 @@ public struct StoredMacro: PeerMacro {
         of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
         try FolioMacrosCore.StoredMacro.expansion(of: node, providingPeersOf: declaration, in: context)
+    }
+}
+
+/// `@Derived`: see `FolioMacrosCore.DerivedMacro`.
+public struct DerivedMacro: PeerMacro {
+    public static func expansion(
+        of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        try FolioMacrosCore.DerivedMacro.expansion(of: node, providingPeersOf: declaration, in: context)
     }
 }
 

@@ -12,6 +12,17 @@ public struct StoredMacro: PeerMacro {
     }
 }
 
+/// `@Derived(.count(\Child.toOne), …)`: a derived attribute's derivation and options, read by
+/// `@PersistentRecord`; it adds nothing.
+public struct DerivedMacro: PeerMacro {
+    public static func expansion(
+        of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        MarkerCheck.check(node, on: declaration, in: context)
+        return []
+    }
+}
+
 /// `@NotStored`: a stored property that is no column, skipped by `@PersistentRecord`; it adds nothing.
 public struct NotStoredMacro: PeerMacro {
     public static func expansion(

@@ -56,9 +56,13 @@ extension RecordDeclaration {
     }
 
     /// `AttributeDescription(\Type.property, column: "column", …)`, with the options in the
-    /// initializer's order; overload resolution picks the property's type.
+    /// initializer's order; overload resolution picks the property's type. A derived
+    /// attribute's derivation comes first, as written: `AttributeDescription(\Type.property,
+    /// derived: .count(\Child.toOne), column: "column", …)`.
     private func attributeLine(_ column: Column) -> String {
-        var arguments = ["\\\(typeName).\(column.keyPathName)", "column: \"\(column.column)\""]
+        var arguments = ["\\\(typeName).\(column.keyPathName)"]
+        if let derivation = column.derivation { arguments.append("derived: \(derivation)") }
+        arguments.append("column: \"\(column.column)\"")
         arguments += column.options.flags.map { "\($0): true" }
         if let value = column.options.defaultValue { arguments.append("defaultValue: \(value.trimmedDescription)") }
         if let old = column.options.renamedFrom { arguments.append("renamedFrom: \(old.source)") }

@@ -259,8 +259,8 @@ extension RecordDeclaration {
                 context.diagnose(
                     Diagnostic(
                         node: column.node,
-                        message: RecordDiagnostic.invalidColumnName(name: column.property, column: column.column, reason: problem)
-                    ))
+                        message: RecordDiagnostic.invalidColumnName(
+                            name: column.property, column: column.column, reason: problem, isDerived: column.derivation != nil)))
             } else if let first = seen.updateValue(column.property, forKey: column.column.lowercased()) {
                 context.diagnose(
                     Diagnostic(

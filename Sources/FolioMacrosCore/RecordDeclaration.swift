@@ -14,6 +14,8 @@ struct RecordDeclaration {
         var isToOne: Bool
         var column: String
         var options: StoredOptions
+        /// A derived attribute's derivation, as written in `@Derived(…)`.
+        var derivation: String?
         /// The property's name in the source, where a diagnostic about its column points.
         var node: Syntax
     }
@@ -116,13 +118,18 @@ struct RecordDeclaration {
             return false
         }
         let stored = RecordNames.attributes(variable.attributes, named: "Stored")
+        let derived = RecordNames.attributes(variable.attributes, named: "Derived")
         let notStored = RecordNames.attributes(variable.attributes, named: "NotStored")
         let toMany = RecordNames.attributes(variable.attributes, named: "ToMany")
-        if let first = stored.dropFirst().first {
-            context.diagnose(
-                Diagnostic(node: first, message: RecordDiagnostic.repeatedAttribute(name: display, attribute: "@Stored")))
+        for (label, list) in [("@Stored", stored), ("@Derived", derived)] {
+            if let second = list.dropFirst().first {
+                context.diagnose(
+                    Diagnostic(node: second, message: RecordDiagnostic.repeatedAttribute(name: display, attribute: label)))
+            }
         }
-        let marks = [("@Stored", stored), ("@NotStored", notStored), ("@ToMany", toMany)].filter { !$0.1.isEmpty }
+        // In source order: the second one written is the one diagnosed.
+        let marks = [("@Stored", stored), ("@Derived", derived), ("@NotStored", notStored), ("@ToMany", toMany)]
+            .filter { !$0.1.isEmpty }.sorted { $0.1[0].position < $1.1[0].position }
         if marks.count > 1 {
             context.diagnose(
                 Diagnostic(
@@ -130,7 +137,7 @@ struct RecordDeclaration {
                     message: RecordDiagnostic.conflictingAttributes(name: display, first: marks[0].0, second: marks[1].0)))
             return names.contains("id")
         }
-        if names.contains("id"), let attribute = stored.first ?? notStored.first ?? toMany.first {
+        if names.contains("id"), let attribute = stored.first ?? derived.first ?? notStored.first ?? toMany.first {
             let label = "@" + RecordNames.name(of: attribute)
             let fixIt = FixIt(
                 message: RecordFixIt("Remove \(label)"),
@@ -151,11 +158,13 @@ struct RecordDeclaration {
             }
             let name = RecordNames.unescaped(pattern.identifier)
             if Self.isComputed(binding) {
-                if let attribute = stored.first {
+                if let attribute = stored.first ?? derived.first {
                     let reason = "applies to a stored property: '\(name)' is computed, and is never a column"
                     context.diagnose(
                         Diagnostic(
-                            node: attribute, message: RecordDiagnostic.misplacedAttribute(attribute: "@Stored", reason: reason)))
+                            node: attribute,
+                            message: RecordDiagnostic.misplacedAttribute(
+                                attribute: "@\(RecordNames.name(of: attribute))", reason: reason)))
                 }
                 continue
             }
@@ -169,12 +178,18 @@ struct RecordDeclaration {
             if binding.initializer == nil && !type.isOptional && !explicitInit {
                 diagnoseMissingInitialValue(binding, name: name, type: type, in: context)
             }
-            let options = stored.first.map { StoredOptions($0, property: name, in: context) } ?? StoredOptions()
-            checkOptions(options, stored.first, name: name, type: type, in: context)
+            var options = stored.first.map { StoredOptions($0, property: name, in: context) } ?? StoredOptions()
+            var derivation: String?
+            if let attribute = derived.first {
+                guard let read = readDerived(attribute, name: name, type: type, in: context) else { continue }
+                (derivation, options) = (read.derivation, read.options)
+            } else {
+                checkOptions(options, stored.first, name: name, type: type, in: context)
+            }
             columns.append(
                 Column(
                     property: name, keyPathName: pattern.identifier.text, isToOne: type.kind == .toOne,
-                    column: options.column ?? name, options: options, node: Syntax(pattern)))
+                    column: options.column ?? name, options: options, derivation: derivation, node: Syntax(pattern)))
         }
         return declaresIdentifier
     }
@@ -190,9 +205,9 @@ struct RecordDeclaration {
         }
     }
 
-    /// The `@Stored`, `@NotStored` and `@ToMany` attributes of a declaration.
+    /// The `@Stored`, `@Derived`, `@NotStored` and `@ToMany` attributes of a declaration.
     private func folioAttributes(_ variable: VariableDeclSyntax) -> [AttributeSyntax] {
-        ["Stored", "NotStored", "ToMany"].flatMap { RecordNames.attributes(variable.attributes, named: $0) }
+        ["Stored", "Derived", "NotStored", "ToMany"].flatMap { RecordNames.attributes(variable.attributes, named: $0) }
     }
 
     /// `let` and `lazy` are refused, with fix-its; returns whether the property can be a column.

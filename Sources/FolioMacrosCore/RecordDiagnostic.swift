@@ -18,7 +18,7 @@ enum RecordDiagnostic: DiagnosticMessage {
     case toOneOption(name: String, option: String)
     case foldedNonText(name: String, option: String, type: String)
     case notALiteral(argument: String, name: String)
-    case invalidColumnName(name: String, column: String, reason: String)
+    case invalidColumnName(name: String, column: String, reason: String, isDerived: Bool)
     case duplicateColumn(column: String, first: String, second: String)
     case invalidTableName(table: String, reason: String)
     case conflictingAttributes(name: String, first: String, second: String)
@@ -29,6 +29,9 @@ enum RecordDiagnostic: DiagnosticMessage {
     case toManyInitializer(name: String)
     case toManyLet(name: String)
     case toManyKeyPath(name: String)
+    case derivedOption(name: String, option: String, reason: String)
+    case derivedWithoutDerivation(name: String)
+    case derivedToOne(name: String)
     case tuplePattern
 
     var message: String {
@@ -63,8 +66,8 @@ enum RecordDiagnostic: DiagnosticMessage {
             "'\(name)' is declared \(option), which applies to text attributes only (String, URL, an enum with String raw values); it is '\(type)'"
         case .notALiteral(let argument, let name):
             "\(argument) of '\(name)' must be a string literal: it is a name in the file, which the schema (and its version hash) records"
-        case .invalidColumnName(let name, let column, let reason):
-            "'\(name)' would be stored in the column '\(column)', which \(reason); give it another name with @Stored(column: \"…\")"
+        case .invalidColumnName(let name, let column, let reason, let isDerived):
+            "'\(name)' would be stored in the column '\(column)', which \(reason); give it another name with \(isDerived ? "@Derived(…, column: \"…\")" : "@Stored(column: \"…\")")"
         case .duplicateColumn(let column, let first, let second):
             "'\(first)' and '\(second)' would both be stored in the column '\(column)' (column names ignore case); give one of them another name with @Stored(column: \"…\")"
         case .invalidTableName(let table, let reason):
@@ -85,6 +88,12 @@ enum RecordDiagnostic: DiagnosticMessage {
             "'\(name)' is a to-many: @ToMany makes it a computed property, which is declared 'var'"
         case .toManyKeyPath(let name):
             "@ToMany on '\(name)' needs the inverse to-one as a key path with its type: @ToMany(\\Child.toOne, deleteRule: …)"
+        case .derivedOption(let name, let option, let reason):
+            "'\(name)' is @Derived: SQLite keeps its value from the children, so it takes .indexed only, not \(option) (\(reason))"
+        case .derivedWithoutDerivation(let name):
+            "@Derived on '\(name)' needs its derivation first: @Derived(.count(\\Child.toOne)), or .sum, .minimum or .maximum(\\Child.value, of: \\Child.toOne)"
+        case .derivedToOne(let name):
+            "'\(name)' is a to-one, which cannot be @Derived: a derived value is a count of the children, or the sum, minimum or maximum of one of their attributes; declare it of that type (Int, Double, Date?…)"
         case .tuplePattern:
             "@PersistentRecord needs one name per property: declare each property on its own ('var a = 0', 'var b = \"\"')"
         }

@@ -3,7 +3,8 @@ import SwiftSyntax
 import SwiftSyntaxMacros
 
 /// The options of one `@Stored(…)` attribute: `.indexed`, `.unique`, `.folded`,
-/// `.searchable`, `column:`, `defaultValue:`, `renamedFrom:`.
+/// `.searchable`, `column:`, `defaultValue:`, `renamedFrom:`; or of one `@Derived(…)`,
+/// after its derivation.
 struct StoredOptions {
     /// The options given, in `AttributeDescription`'s parameter order.
     var flags: [String] = []
@@ -20,7 +21,15 @@ struct StoredOptions {
 
     /// Reads an `@Stored` attribute; a non-literal name is diagnosed and left out.
     init(_ attribute: AttributeSyntax, property: String, in context: some MacroExpansionContext) {
-        guard case .argumentList(let arguments) = attribute.arguments else { return }
+        guard case .argumentList(let arguments) = attribute.arguments else {
+            self.init()
+            return
+        }
+        self.init(arguments, property: property, in: context)
+    }
+
+    /// Reads the options among an attribute's arguments (`@Derived`'s after its derivation).
+    init(_ arguments: some Sequence<LabeledExprSyntax>, property: String, in context: some MacroExpansionContext) {
         var given: Set<String> = []
         for argument in arguments {
             switch argument.label?.text {

@@ -9,6 +9,7 @@ import SwiftSyntaxMacros
 let folioMacros: [String: MacroSpec] = [
     "PersistentRecord": MacroSpec(type: PersistentRecordMacro.self, conformances: ["PersistentRecord"]),
     "Stored": MacroSpec(type: StoredMacro.self),
+    "Derived": MacroSpec(type: DerivedMacro.self),
     "NotStored": MacroSpec(type: NotStoredMacro.self),
     "ToMany": MacroSpec(type: ToManyMacro.self),
     "CompoundIndex": MacroSpec(type: CompoundIndexMacro.self),

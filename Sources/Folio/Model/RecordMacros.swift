@@ -22,9 +22,10 @@ import Foundation
 ///   is a column named after it, in declaration order, with the to-ones' reference columns
 ///   after the attributes (as ``EntityDescription/init(_:_:relationships:indexes:renamedFrom:)``
 ///   places them). Computed and `static` properties, and those marked ``NotStored()``, are skipped.
-/// - Options are given with ``Stored(_:column:defaultValue:renamedFrom:)``; the inverse of
-///   another record's to-one with ``ToMany(_:deleteRule:)``; compound indexes with
-///   `#CompoundIndex`.
+/// - Options are given with ``Stored(_:column:defaultValue:renamedFrom:)``; derived
+///   attributes, kept by SQLite from a to-many's records, with
+///   ``Derived(_:_:column:renamedFrom:)``; the inverse of another record's to-one with
+///   ``ToMany(_:deleteRule:)``; compound indexes with `#CompoundIndex`.
 /// - The table is `table`, or the type's name in snake case (`FeedEndpoint` → `feed_endpoint`).
 ///   Renaming the type renames the table: name it here to keep it.
 ///
@@ -72,6 +73,45 @@ public macro PersistentRecord(_ table: String? = nil, renamedFrom: String? = nil
 public macro Stored(
     _ options: AttributeOption..., column: String? = nil, defaultValue: (any Sendable)? = nil, renamedFrom: String? = nil
 ) = #externalMacro(module: "FolioMacros", type: "StoredMacro")
+
+/// A derived attribute of a ``PersistentRecord(_:renamedFrom:)`` record: a column whose value
+/// SQLite keeps from the records of one of its to-manys — their count, or the sum, minimum
+/// or maximum of one of their attributes, optionally of those matching a filter (see
+/// ``Derivation``).
+///
+/// ```swift
+/// @PersistentRecord
+/// struct Source {
+///     var id: RecordID?
+///     @Stored(.indexed) var name = ""
+///     @Derived(.count(\Item.source, where: #Predicate { $0.isRead == false }), .indexed)
+///     var unreadCount = 0
+///     @Derived(.maximum(\Item.published, of: \Item.source)) var newest: Date?
+///     @ToMany(\Item.source, deleteRule: .cascade) var items: RecordRequest<Item>
+/// }
+/// ```
+///
+/// SQLite's triggers keep the value exact after every commit, whoever writes the children.
+/// The app reads it as any attribute (in records, predicates, sorts and sections) and never
+/// writes it: ``WriteTransaction`` leaves it out of every insert and update, so a value set
+/// on the record is not saved. A non-optional count or sum is 0 for a record without children.
+///
+/// It expands to nothing: `@PersistentRecord` reads it and declares the attribute with
+/// ``AttributeDescription/init(_:derived:column:indexed:renamedFrom:)``, the derivation as
+/// written.
+///
+/// - Parameters:
+///   - derivation: what the value is computed from: ``Derivation/count(_:where:)``,
+///     ``Derivation/sum(_:of:where:)``, ``Derivation/minimum(_:of:where:)`` or
+///     ``Derivation/maximum(_:of:where:)``.
+///   - options: ``AttributeOption/indexed`` only, for lists sorted or filtered by the value
+///     (a derived value is kept from the children: it is never unique, folded or searchable).
+///   - column: the column name (a string literal); by default the property's name.
+///   - renamedFrom: the column's name in older model versions (a string literal).
+@attached(peer)
+public macro Derived(
+    _ derivation: Derivation, _ options: AttributeOption..., column: String? = nil, renamedFrom: String? = nil
+) = #externalMacro(module: "FolioMacros", type: "DerivedMacro")
 
 /// A stored property of a ``PersistentRecord(_:renamedFrom:)`` record that is no column:
 /// Folio neither writes nor reads it, and a record read from the store has its initial value.
@@ -140,7 +180,7 @@ public macro CompoundIndex<Root: PersistentRecord>(_ keys: IndexDescription<Root
     #externalMacro(module: "FolioMacros", type: "CompoundIndexMacro")
 
 /// An option of ``Stored(_:column:defaultValue:renamedFrom:)``: the flags of the initializers
-/// of ``AttributeDescription``.
+/// of ``AttributeDescription``. ``Derived(_:_:column:renamedFrom:)`` takes ``indexed`` only.
 public enum AttributeOption: Sendable, Hashable {
     /// Folio creates an index on the column (for sort and section keys).
     case indexed
