@@ -139,6 +139,7 @@ final class Bench {
         if options.wants("backgroundFetch") { try await backgroundFetch() }
         if options.wants("text") { try await text() }
         if options.wants("relationships") { try await relationships() }
+        if options.wants("derived") { try await derived() }
         if options.wants("reorder") { try await reorder() }
         if options.wants("searchAsYouType") { try await searchAsYouType() }
         let unmeasured = Targets.all.filter { target in !report.results.contains { $0.designRow == target.what } }
