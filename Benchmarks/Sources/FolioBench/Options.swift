@@ -25,7 +25,8 @@ struct Options {
     static let measurements = [
         "fetches", "memory", "firstBatch", "firstScreen", "randomAccess", "scroll", "changes", "liveControllers",
         "externalCommit",
-        "naiveChange", "reopen", "backgroundFetch", "text", "relationships", "derived", "compoundIndex", "sectionKinds", "localDays",
+        "naiveChange", "reopen", "backgroundFetch", "text", "relationships", "derived", "compoundIndex", "sectionKinds",
+        "localDays",
         "reorder",
         "searchAsYouType",
     ]
