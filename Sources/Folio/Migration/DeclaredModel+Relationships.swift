@@ -20,10 +20,13 @@ struct DeclaredDeleteRule: Sendable, Hashable {
     var child: String
     var column: String
     var rule: DeleteRule
+    /// For a cascade within one entity (a tree: `parent == child`), every to-one of the
+    /// entity that cascades to it: the trigger deletes the whole subtree they reach at once.
+    var treeColumns: [String] = []
 
     /// The trigger that keeps the rule; `nil` for ``DeleteRule/noAction``.
     var trigger: (name: String, sql: String)? {
-        SQLBuilder.deleteRuleTrigger(parent: parent, child: child, column: column, rule: rule)
+        SQLBuilder.deleteRuleTrigger(parent: parent, child: child, column: column, rule: rule, treeColumns: treeColumns)
     }
 }
 
@@ -33,11 +36,12 @@ extension DeclaredModel {
     /// Refused, with ``FolioError/invalidSchema(entity:reason:)``: a to-one whose target
     /// the model does not declare; a to-many whose child the model does not declare, whose
     /// inverse is no declared to-one of the child, or is one that points to another entity;
-    /// two to-manys with one inverse; and a cascade that would reach the entity it starts
-    /// from — the entity's own to-many, or a cycle of cascades through others. SQLite runs
-    /// a trigger within itself only with `PRAGMA recursive_triggers`, which the `sqlite3`
-    /// shell and other programs do not set: the rows a cascade reaches again would be left
-    /// pointing to deleted records, so the rule could not hold whoever deletes.
+    /// two to-manys with one inverse; and a cycle of cascades through other entities that
+    /// reaches the entity it starts from. SQLite runs a trigger within itself only with
+    /// `PRAGMA recursive_triggers`, which the `sqlite3` shell and other programs do not set:
+    /// the rows such a cycle reaches again would be left pointing to deleted records. A
+    /// cascade within one entity (a tree: a folder's subfolders) is kept: its trigger deletes
+    /// the whole subtree at once, with a recursive common table expression.
     static func deleteRules(_ entities: [String: DeclaredEntity]) throws -> [DeclaredDeleteRule] {
         var rules: [String: DeclaredDeleteRule] = [:]  // by "child.column", lowercased
         var inverses: [String: String] = [:]
@@ -88,15 +92,17 @@ extension DeclaredModel {
                             "two to-manys\(other == parent.name ? "" : " (of '\(other)' too)") declare the inverse '\(child.name).\(column)'; declare one"
                     )
                 }
-                if toMany.rule == .cascade && child.name == parent.name {
-                    throw FolioError.invalidSchema(
-                        entity: parent.name,
-                        reason:
-                            "the to-many whose inverse is '\(child.name).\(column)' cascades to the entity itself, which SQLite cannot keep for every program (it runs a trigger within itself only with PRAGMA recursive_triggers, which the sqlite3 shell and other programs do not set); use nullify or deny, or delete the records in your code"
-                    )
-                }
                 rules[key]?.rule = toMany.rule
             }
+        }
+        // A tree: each cascade of an entity to itself deletes the subtree every such to-one reaches.
+        var treeColumns: [String: [String]] = [:]
+        for rule in rules.values where rule.rule == .cascade && rule.parent == rule.child {
+            treeColumns[rule.parent, default: []].append(rule.column)
+        }
+        for key in rules.keys {
+            guard let rule = rules[key], rule.rule == .cascade, rule.parent == rule.child else { continue }
+            rules[key]?.treeColumns = treeColumns[rule.parent, default: []].sorted()
         }
         let sorted = rules.values.sorted { ($0.parent, $0.child, $0.column) < ($1.parent, $1.child, $1.column) }
         try checkNoCascadeCycle(sorted)
@@ -107,7 +113,10 @@ extension DeclaredModel {
     /// (see ``deleteRules(_:)``).
     private static func checkNoCascadeCycle(_ rules: [DeclaredDeleteRule]) throws {
         var edges: [String: [DeclaredDeleteRule]] = [:]
-        for rule in rules where rule.rule == .cascade { edges[rule.parent, default: []].append(rule) }
+        // A cascade within one entity is a tree, kept by one trigger (``DeclaredDeleteRule/treeColumns``).
+        for rule in rules where rule.rule == .cascade && rule.parent != rule.child {
+            edges[rule.parent, default: []].append(rule)
+        }
         for start in edges.keys.sorted() {
             // Depth-first from `start`, the path of rules kept to name the cycle.
             var stack: [(entity: String, path: [DeclaredDeleteRule])] = [(start, [])]

@@ -26,7 +26,7 @@ extension SQLBuilder {
     ///
     /// Every name is a validated identifier.
     static func deleteRuleTrigger(
-        parent: String, child: String, column: String, rule: DeleteRule
+        parent: String, child: String, column: String, rule: DeleteRule, treeColumns: [String] = []
     ) -> (name: String, sql: String)? {
         let name = deleteRuleTriggerName(parent: parent, child: child, column: column)
         let pointing = "\(quote(child)).\(quote(column)) = OLD.\(quote("id"))"
@@ -36,6 +36,13 @@ extension SQLBuilder {
             return (
                 name,
                 "\(head) AFTER DELETE ON \(quote(parent)) BEGIN UPDATE \(quote(child)) SET \(quote(column)) = NULL WHERE \(pointing); END"
+            )
+        case .cascade where parent == child:
+            let subtree = self.subtree(
+                table: parent, columns: treeColumns.isEmpty ? [column] : treeColumns, roots: "= OLD.\(quote("id"))")
+            return (
+                name,
+                "\(head) AFTER DELETE ON \(quote(parent)) BEGIN DELETE FROM \(quote(child)) WHERE \(quote("id")) IN (\(subtree)); END"
             )
         case .cascade:
             return (name, "\(head) AFTER DELETE ON \(quote(parent)) BEGIN DELETE FROM \(quote(child)) WHERE \(pointing); END")
@@ -50,6 +57,17 @@ extension SQLBuilder {
         case .noAction:
             return nil
         }
+    }
+
+    /// The rows of a tree below its roots: those whose to-ones among `columns` point to a
+    /// root (`roots`: `= OLD."id"`, `IN (…)`), and those below them, as a recursive common
+    /// table expression. `UNION` (not `UNION ALL`) ends on a cycle another program wrote.
+    static func subtree(table: String, columns: [String], roots: String) -> String {
+        let t = quote(table), id = quote("id")
+        let top = columns.map { "\(t).\(quote($0)) \(roots)" }.joined(separator: " OR ")
+        let below = columns.map { "\(t).\(quote($0)) = folio_subtree.id" }.joined(separator: " OR ")
+        return
+            "WITH RECURSIVE folio_subtree(id) AS (SELECT \(t).\(id) FROM \(t) WHERE \(top) UNION SELECT \(t).\(id) FROM \(t) JOIN folio_subtree ON \(below)) SELECT id FROM folio_subtree"
     }
 
     /// Every trigger of the file whose name starts with `prefix` (the delete rules' or the
