@@ -4,7 +4,8 @@ import Testing
 @testable import Folio
 
 /// Randomized workloads that try to break derived attributes: after every transaction of
-/// raw writes — by the store's writer or by a second connection — every ``Board``'s
+/// writes — raw SQL by the store's writer, Folio's typed writes, a second connection, the
+/// `sqlite3` shell (another process) — every ``Board``'s
 /// derived values must equal SQLite's own aggregate over its posts (``DerivedOracle``), and
 /// two live lists of boards (filtered and sorted by the unread count; sectioned by it),
 /// applied to a strict table-view model, must equal a fresh fetch.
@@ -32,7 +33,7 @@ struct DerivedWorkloadTests {
         var missing: [Int64]
     }
 
-    static func state(_ db: Database) throws -> State {
+    nonisolated static func state(_ db: Database) throws -> State {
         let boards = try Int64.fetchAll(db, sql: "SELECT id FROM board ORDER BY id")
         let posts = try Int64.fetchAll(db, sql: "SELECT id FROM post ORDER BY id")
         let dangling = try Int64.fetchAll(
@@ -40,8 +41,15 @@ struct DerivedWorkloadTests {
         return State(boards: boards, posts: posts, missing: dangling + [800_001, 800_002].filter { !boards.contains($0) })
     }
 
-    /// One random write, as raw SQL.
+    /// One random write, as raw SQL, run on `db`.
     static func change(_ db: Database, _ state: State, _ rng: inout SplitMix64, log: inout [String]) throws {
+        guard let sql = sql(state, &rng) else { return }
+        log.append(sql)
+        try db.execute(sql: sql)
+    }
+
+    /// One random write, as raw SQL; `nil` when there is nothing to write it to.
+    static func sql(_ state: State, _ rng: inout SplitMix64) -> String? {
         func reference() -> String {
             switch Int.random(in: 0..<10, using: &rng) {
             case 0..<7: state.boards.randomElement(using: &rng).map(String.init) ?? "NULL"
@@ -62,26 +70,26 @@ struct DerivedWorkloadTests {
                 \(rng.pick(published)), \(reference()))
                 """
         case 30..<45:
-            guard let post = post() else { return }
+            guard let post = post() else { return nil }
             sql = "UPDATE post SET isRead = NOT isRead WHERE id = \(post)"
         case 45..<57:
-            guard let post = post() else { return }
+            guard let post = post() else { return nil }
             sql = "UPDATE post SET board = \(reference()) WHERE id = \(post)"
         case 57..<63:
-            guard let post = post() else { return }
+            guard let post = post() else { return nil }
             sql =
                 "UPDATE post SET size = \(rng.pick(sizes)), score = \(rng.pick(scores)), published = \(rng.pick(published)) WHERE id = \(post)"
         case 63..<68:
-            guard let post = post() else { return }
+            guard let post = post() else { return nil }
             sql = "UPDATE OR REPLACE post SET guid = \(guid) WHERE id = \(post)"
         case 68..<72:
-            guard let post = post(), let other = state.posts.randomElement(using: &rng) else { return }
+            guard let post = post(), let other = state.posts.randomElement(using: &rng) else { return nil }
             sql = "UPDATE OR REPLACE post SET id = \(rng.chance(0.5) ? String(other) : String(post + 1000)) WHERE id = \(post)"
         case 72..<80:
-            guard let post = post() else { return }
+            guard let post = post() else { return nil }
             sql = "DELETE FROM post WHERE id = \(post)"
         case 80..<84:
-            guard let board = state.boards.randomElement(using: &rng) else { return }
+            guard let board = state.boards.randomElement(using: &rng) else { return nil }
             sql = "DELETE FROM board WHERE id = \(board)"  // cascades its posts
         case 84..<89:
             let id = rng.chance(0.5) ? (state.missing.randomElement(using: &rng).map(String.init) ?? "NULL") : "NULL"
@@ -89,13 +97,52 @@ struct DerivedWorkloadTests {
         case 89..<92:
             sql = "INSERT OR REPLACE INTO board (name) VALUES ('b\(Int.random(in: 0..<12, using: &rng))')"
         case 92..<95:
-            guard let board = state.boards.randomElement(using: &rng) else { return }
+            guard let board = state.boards.randomElement(using: &rng) else { return nil }
             sql = "UPDATE OR IGNORE board SET id = \(board + 500) WHERE id = \(board)"
         default:
             sql = "UPDATE post SET isRead = NOT isRead WHERE id % \(Int.random(in: 2...5, using: &rng)) = 0"
         }
-        log.append(sql)
-        try db.execute(sql: sql)
+        return sql
+    }
+
+    /// The state, read synchronously (in an async context the async `read` would be chosen).
+    nonisolated static func readState(_ store: Store) throws -> State {
+        try store.read { db in try state(db) }
+    }
+
+    /// Who writes a transaction.
+    enum Writer: CaseIterable {
+        /// Raw SQL in the store's own write.
+        case store
+        /// Folio's typed writes: a post read and updated (every column), or inserted.
+        case records
+        /// A second connection in this process, followed with `synchronize()`.
+        case connection
+        /// The `sqlite3` shell: another process.
+        case shell
+    }
+
+    /// Folio's typed writes: toggles and re-points posts, and inserts one.
+    static func recordWrites(_ tx: WriteTransaction, _ state: State, _ rng: inout SplitMix64, log: inout [String]) throws {
+        for _ in 0..<Int.random(in: 1...3, using: &rng) {
+            guard let id = state.posts.randomElement(using: &rng) else { continue }
+            let read: Post?
+            do {
+                read = try tx.fetchOne(ToOne<Post>(RecordID(id)))
+            } catch let error as FolioError where "\(error)".contains("Cannot decode") {
+                continue  // raw SQL wrote a value the record cannot hold ('abc' as a size): refused by name
+            }
+            guard var post = read else { continue }
+            post.isRead.toggle()
+            if rng.chance(0.3) { post.board = ToOne(state.boards.randomElement(using: &rng).map { RecordID($0) }) }
+            log.append("Folio: update post \(id)")
+            try tx.update(post)
+        }
+        var post = Post(
+            guid: "folio\(Int.random(in: 0..<1_000_000, using: &rng))", size: Int.random(in: -5...50, using: &rng),
+            board: ToOne(state.boards.randomElement(using: &rng).map { RecordID($0) }))
+        log.append("Folio: insert a post")
+        try tx.insert(&post)
     }
 
     @Test(arguments: seeds)
@@ -123,7 +170,7 @@ struct DerivedWorkloadTests {
         var log: [String] = []
         var refused = 0
         for transaction in 0..<Self.transactions {
-            let byOther = rng.chance(0.25)
+            let writer = rng.pick([Writer.store, .store, .records, .connection, .shell])
             let count = Int.random(in: 1...6, using: &rng)
             var steps = rng
             let body = { (db: Database) throws in
@@ -131,22 +178,32 @@ struct DerivedWorkloadTests {
                 for _ in 0..<count { try Self.change(db, state, &steps, log: &log) }
             }
             do {
-                if byOther {
+                switch writer {
+                case .store:
+                    try writeSync(store) { tx in try body(tx.database) }
+                case .records:
+                    try writeSync(store) { tx in try Self.recordWrites(tx, try Self.state(tx.database), &steps, log: &log) }
+                case .connection:
                     try other.write(body)
                     try store.synchronize()
-                } else {
-                    try writeSync(store) { tx in try body(tx.database) }
+                case .shell:
+                    let state = try Self.readState(store)
+                    let statements = (0..<count).compactMap { _ in Self.sql(state, &steps) }
+                    log += statements.map { "shell: \($0)" }
+                    try Shell.sqlite3(path, "BEGIN; " + statements.map { $0 + ";" }.joined(separator: " ") + " COMMIT;")
+                    try store.synchronize()
                 }
             } catch let error as DatabaseError where error.message?.contains("integer overflow") == true {
                 refused += 1  // a sum past Int64: the transaction is undone whole
             } catch let error as FolioError where "\(error)".contains("integer overflow") {
                 refused += 1
+            } catch let error as Shell.Failure where error.errors.contains("integer overflow") {
+                refused += 1  // the shell stops at the error (-bail); its transaction is not committed
             }
             rng = steps
             let wrong = try DerivedOracle.mismatches(store)
             #expect(
-                wrong.isEmpty,
-                "seed \(seed), transaction \(transaction)\(byOther ? " (other connection)" : ""): \(wrong.prefix(4)); last: \(log.suffix(6))"
+                wrong.isEmpty, "seed \(seed), transaction \(transaction) by \(writer): \(wrong.prefix(4)); last: \(log.suffix(6))"
             )
             if !wrong.isEmpty { return }
             try await filtered.settle()
