@@ -23,6 +23,9 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
     /// Decodes records from stepped statements laid out as `id, attributes…`: hold it in a
     /// local before a loop over rows (``RowDecoder``).
     let rowDecoder: RowDecoder<Root>
+    /// The attributes a write sets: all but the derived ones, which SQLite keeps (worked out
+    /// once: every write of a record reads them).
+    let writtenAttributes: [AttributeDescription<Root>]
 
     /// Declares an entity.
     ///
@@ -48,6 +51,7 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
         self.indexes = indexes
         self.renamedFrom = renamedFrom
         self.rowDecoder = RowDecoder(self.attributes)
+        self.writtenAttributes = self.attributes.filter { $0.derivation == nil }
     }
 
     /// The schema, as the store checks it. A compound index the store would refuse (see
@@ -190,11 +194,6 @@ public struct EntityDescription<Root: PersistentRecord>: Sendable {
     ///   cannot be encoded (a `Codable` value that does not encode as JSON).
     func encode(_ record: Root) throws -> [DatabaseValue] {
         try writtenAttributes.map { try storedValue(of: $0, in: record) }
-    }
-
-    /// The attributes a write sets: all but the derived ones, which SQLite keeps.
-    var writtenAttributes: [AttributeDescription<Root>] {
-        attributes.filter { $0.derivation == nil }
     }
 
     /// The stored value of `attribute` in `record`, its encoding error named.
