@@ -99,15 +99,17 @@ enum DerivedAttributeTriggers {
     /// column of each whose triggers were missing or different.
     ///
     /// - Returns: whether any trigger was created, replaced or dropped.
+    /// - Parameter progress: counts the parent rows computed, 1,000 at a time (one
+    ///   statement per column without it).
     @discardableResult
-    static func install(_ model: DeclaredModel, _ db: Database) throws -> Bool {
+    static func install(_ model: DeclaredModel, _ db: Database, progress: RowProgress? = nil) throws -> Bool {
         var wanted: Set<String> = []
         var changed = false
         for derived in model.derivedAttributes {
             let triggers = SQLBuilder.derivedAttributeTriggers(derived)
             wanted.formUnion(triggers.map { $0.name.lowercased() })
             if try db.installTriggers(triggers) {
-                try db.execute(sql: SQLBuilder.recomputeDerived(derived))
+                try recompute(derived, db, progress: progress)
                 changed = true
             }
         }
@@ -118,6 +120,45 @@ enum DerivedAttributeTriggers {
             changed = true
         }
         return changed
+    }
+
+    /// The parent rows ``install(_:_:progress:)`` will compute, by derived attribute
+    /// (`derived:<parent>.<column>`), for the progress's total: every row of the entity of
+    /// each derived attribute whose triggers are missing or different.
+    static func plannedRecompute(_ model: DeclaredModel, _ db: Database) throws -> [String: Int] {
+        var planned: [String: Int] = [:]
+        for derived in model.derivedAttributes {
+            let triggers = SQLBuilder.derivedAttributeTriggers(derived)
+            let current = try triggers.allSatisfy { trigger in
+                try String.fetchOne(db, sql: SQLBuilder.objectSQL, arguments: ["trigger", trigger.name]) == trigger.sql
+            }
+            guard !current, try db.tableExists(derived.parent) else { continue }
+            planned[progressKey(derived)] = try Int.fetchOne(db, sql: SQLBuilder.countRows(derived.parent)) ?? 0
+        }
+        return planned
+    }
+
+    private static func progressKey(_ derived: DeclaredDerived) -> String { "derived:\(derived.parent).\(derived.column)" }
+
+    /// Computes `derived` anew for every row: in one statement, or 1,000 rows at a time by
+    /// rowid when `progress` counts them.
+    private static func recompute(_ derived: DeclaredDerived, _ db: Database, progress: RowProgress?) throws {
+        guard let progress else {
+            try db.execute(sql: SQLBuilder.recomputeDerived(derived))
+            return
+        }
+        try progress.include(progressKey(derived)) {
+            try Int.fetchOne(db, sql: SQLBuilder.countRows(derived.parent)) ?? 0
+        }
+        let ids = try Int64.fetchAll(db, sql: SQLBuilder.allRowIDs(table: derived.parent))
+        var start = 0
+        while start < ids.count {
+            let end = min(ids.count, start + 1_000)
+            try db.execute(
+                sql: SQLBuilder.recomputeDerived(derived, rowIDsBetween: true), arguments: [ids[start], ids[end - 1]])
+            progress.advance(by: end - start)
+            start = end
+        }
     }
 
     /// Drops every derived attribute's trigger on `tables` (file names), before a migration

@@ -141,11 +141,16 @@ extension SQLBuilder {
 
     /// Computes `derived` anew for every row of its table whose value differs (as stored:
     /// `1` is not `1.0`): when its triggers are made, or made again.
-    static func recomputeDerived(_ derived: DeclaredDerived) -> String {
-        let (p, d) = (quote(derived.parent), quote(derived.column))
-        let value = derivedValue(derived, forParent: "\(p).\(quote("id"))")
-        return "UPDATE \(p) SET \(d) = \(value) WHERE NOT (\(identical(d, value)))"
+    /// With `rowIDsBetween`, only the rows whose rowid is between the two bound values.
+    static func recomputeDerived(_ derived: DeclaredDerived, rowIDsBetween: Bool = false) -> String {
+        let (p, d, id) = (quote(derived.parent), quote(derived.column), quote("id"))
+        let value = derivedValue(derived, forParent: "\(p).\(id)")
+        let window = rowIDsBetween ? "\(p).\(id) BETWEEN ? AND ? AND " : ""
+        return "UPDATE \(p) SET \(d) = \(value) WHERE \(window)NOT (\(identical(d, value)))"
     }
+
+    /// Every rowid of a table, in order (a derived column computed with progress).
+    static func allRowIDs(table: String) -> String { "SELECT \(quote("id")) FROM \(quote(table)) ORDER BY \(quote("id"))" }
 
     /// The derived value of the parent whose rowid is `parent`, from its children: SQLite's
     /// own aggregate over the rows the reference index finds.

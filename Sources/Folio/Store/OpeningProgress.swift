@@ -3,7 +3,9 @@
 /// An opening rewrites rows when the file's folded keys were made by another version of
 /// Folio's folding (see <doc:SearchingAndSortingText>): every key is computed again and
 /// each full-text index filled again, in the opening transaction, once. A row counts once
-/// for its keys and once more for its entity's full-text index, if it has one. Pass a
+/// for its keys and once more for its entity's full-text index, if it has one. It computes
+/// a derived attribute (``Derivation``) for every row of its entity when the attribute is
+/// new to the file (or its triggers were dropped): a row counts once per such attribute. Pass a
 /// closure as `openingProgress` to ``Store/init(path:model:cacheDirectory:openingProgress:)``
 /// (or ``Store/init(path:records:cacheDirectory:openingProgress:)``) to be told:
 ///

@@ -247,18 +247,19 @@ extension Migrator {
             for schema in model.sortedEntities.map(\.schema) {
                 planned.merge(try FoldedKeys.plannedRewrite(schema, db)) { $1 }
             }
+            planned.merge(try DerivedAttributeTriggers.plannedRecompute(model, db)) { $1 }
             return RowProgress(planned: planned, report: report)
         }
         for schema in model.sortedEntities.map(\.schema) {
             try SchemaCheck.prepare(schema, in: db, progress: progress)
         }
-        progress?.finish()
         // Rows other programs wrote while no store had the file open.
         try FoldedKeys.fixUp(model.sortedEntities.map(\.schema).filter(\.hasFoldedColumns), db)
         // Every table is there: the delete rules' triggers, which name other tables, last.
         try DeleteRuleTriggers.install(model, db)
         // The derived attributes' triggers, and their columns computed where they are new.
-        try DerivedAttributeTriggers.install(model, db)
+        try DerivedAttributeTriggers.install(model, db, progress: progress)
+        progress?.finish()
         if isNew || version != model.version {
             try db.execute(sql: SQLBuilder.writeStoreMetadata, arguments: [SQLBuilder.modelVersionKey, model.version])
         }

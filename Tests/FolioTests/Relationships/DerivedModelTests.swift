@@ -78,8 +78,16 @@ struct DerivedModelTests {
             }
             try old.close()
         }
-        let store = try Store(path: path, model: StoreModel(version: 2, records: [Board.self, Post.self]))
+        let steps = Locked<[OpeningProgress]>([])
+        let store = try Store(path: path, model: StoreModel(version: 2, records: [Board.self, Post.self])) { step in
+            steps.withLock { $0.append(step) }
+        }
         #expect(try DerivedOracle.mismatches(store).isEmpty)
+        // Six derived attributes of 30 boards, told from 0 to the end.
+        let told = steps.withLock { $0 }
+        #expect(told.first == OpeningProgress(completed: 0, total: 180))
+        #expect(told.last == OpeningProgress(completed: 180, total: 180, isFinished: true))
+        #expect(told.map(\.completed) == told.map(\.completed).sorted())
         let board = try #require(try store.fetch(RecordRequest<Board>(sortBy: [SortDescriptor(\.name)])).first ?? nil)
         #expect(board.postCount > 0 && board.unreadCount > 0)
         try store.close()
