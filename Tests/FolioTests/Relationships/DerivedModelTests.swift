@@ -277,3 +277,94 @@ struct DerivedRefusalTests {
         #expect(text.contains("'\(kind)'") && text.contains(reason), "\(text)")
     }
 }
+
+/// ``Board`` without two of its derived attributes: a migration removes their columns.
+struct BoardFewer: PersistentRecord {
+    var id: RecordID?
+    var name = ""
+    var postCount = 0
+    var unreadCount = 0
+    static let entity = EntityDescription<BoardFewer>(
+        "board",
+        [
+            AttributeDescription(\.name, unique: true),
+            AttributeDescription(\.postCount, derived: .count(\PostFewer.board)),
+            AttributeDescription(\.unreadCount, derived: .count(\PostFewer.board, where: #Predicate { $0.isRead == false })),
+        ],
+        relationships: [.toMany(\PostFewer.board, deleteRule: .cascade)])
+}
+
+/// ``Post`` without its title and score: a migration rebuilds or alters the child's table,
+/// where the derived attributes' triggers are.
+struct PostFewer: PersistentRecord {
+    var id: RecordID?
+    var guid = ""
+    var isRead = false
+    var size = 0
+    var published: Double? = nil
+    var board = ToOne<BoardFewer>()
+    static let entity = EntityDescription<PostFewer>(
+        "post",
+        [
+            AttributeDescription(\.guid, unique: true), AttributeDescription(\.isRead), AttributeDescription(\.size),
+            AttributeDescription(\.published),
+        ],
+        relationships: [.toOne(\.board)])
+}
+
+@Suite("Relationships: derived attributes across migrations")
+struct DerivedMigrationTests {
+    @Test func migrationsThatRemoveColumnsOfParentAndChildKeepTheRestExact() throws {
+        let directory = try ScratchDirectory()
+        let path = directory.path("derived-migration.sqlite")
+        do {
+            let store = try Store(path: path, model: StoreModel(version: 1, records: [Board.self, Post.self]))
+            try writeSync(store) { tx in
+                for index in 0..<5 {
+                    var board = Board(name: "b\(index)")
+                    try tx.insert(&board)
+                    for number in 0..<20 {
+                        var post = Post(
+                            guid: "\(index)-\(number)", isRead: number % 3 == 0, size: number, board: ToOne(board))
+                        try tx.insert(&post)
+                    }
+                }
+            }
+            try store.close()
+        }
+        // A derived column's values can always be computed again, but the file does not say
+        // it was derived: its removal is allowed as any attribute's.
+        let discarded: [StoreModel.DiscardedData] =
+            ["totalSize", "totalScore", "smallest", "newest"].map { .attribute($0, of: "board") }
+            + ["title", "score"].map { .attribute($0, of: "post") }
+        let store = try Store(
+            path: path, model: StoreModel(version: 2, records: [BoardFewer.self, PostFewer.self], discarding: discarded))
+        let wrong = try store.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT b.id FROM board b WHERE b.postCount IS NOT (SELECT count(*) FROM post WHERE post.board = b.id) \
+                    OR b.unreadCount IS NOT (SELECT count(*) FROM post WHERE post.board = b.id AND post.isRead = 0)
+                    """)
+        }
+        #expect(wrong.isEmpty)
+        // The triggers of the removed attributes are gone; those kept still keep their values.
+        let triggers = try store.read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name GLOB 'folio_derived_*'")
+        }
+        #expect(!triggers.isEmpty && triggers.allSatisfy { $0.contains("postCount") || $0.contains("unreadCount") })
+        try writeSync(store) { tx in
+            try tx.database.execute(sql: "UPDATE post SET isRead = NOT isRead WHERE id % 2 = 0")
+            try tx.database.execute(sql: "DELETE FROM post WHERE id % 7 = 0")
+        }
+        let after = try store.read { db in
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT count(*) FROM board b WHERE b.postCount IS NOT (SELECT count(*) FROM post WHERE post.board = b.id) \
+                    OR b.unreadCount IS NOT (SELECT count(*) FROM post WHERE post.board = b.id AND post.isRead = 0)
+                    """)
+        }
+        #expect(after == 0)
+    }
+}
