@@ -57,10 +57,7 @@ enum DeleteRuleTriggers {
         let lowered = Set(tables.map { $0.lowercased() })
         var others: Set<String> = []
         for table in Set(model.entities.keys).union(tables) {
-            let names =
-                SQLBuilder.changeTriggers(table: table).map(\.name) + SQLBuilder.derivedTriggerNames(table: table)
-                + SQLBuilder.replaceTriggerNames(table: table) + ["folio_\(table)_changed"]
-            for name in names {
+            for name in SQLBuilder.changeTriggers(table: table).map(\.name) + SQLBuilder.derivedTriggerNames(table: table) {
                 others.insert(name.lowercased())
             }
         }
