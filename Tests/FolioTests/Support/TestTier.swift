@@ -2,8 +2,9 @@ import Foundation
 import Testing
 
 /// The two tiers of the suite. `swift test` runs the quick tier: every kind of test — a few
-/// seeds of each randomized workload, one process kill, one terminal session — in about two
-/// minutes on two cores (134 s on 2026-12-07, at most four tests at a time: `Tests/TestRunWidth`).
+/// seeds of each randomized workload, one process kill, one terminal session — in two to
+/// three and a half minutes on two cores (134 s to 205 s on 2026-12-07, with the machine's
+/// load; at most four tests at a time: `Tests/TestRunWidth`).
 /// `FOLIO_LONG=1 swift test` runs the long tier, which CI runs too: every
 /// default seed, a hundred kills, the hand-over races at length, FeedLoader on a million items.
 /// Soaks (`FOLIO_SOAK=1`) and ten-million-row runs are outside both.
