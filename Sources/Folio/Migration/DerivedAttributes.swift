@@ -128,11 +128,8 @@ enum DerivedAttributeTriggers {
     static func plannedRecompute(_ model: DeclaredModel, _ db: Database) throws -> [String: Int] {
         var planned: [String: Int] = [:]
         for derived in model.derivedAttributes {
-            let triggers = SQLBuilder.derivedAttributeTriggers(derived)
-            let current = try triggers.allSatisfy { trigger in
-                try String.fetchOne(db, sql: SQLBuilder.objectSQL, arguments: ["trigger", trigger.name]) == trigger.sql
-            }
-            guard !current, try db.tableExists(derived.parent) else { continue }
+            guard try !db.triggersAreCurrent(SQLBuilder.derivedAttributeTriggers(derived)), try db.tableExists(derived.parent)
+            else { continue }
             planned[progressKey(derived)] = try Int.fetchOne(db, sql: SQLBuilder.countRows(derived.parent)) ?? 0
         }
         return planned

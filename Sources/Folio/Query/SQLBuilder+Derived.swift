@@ -52,38 +52,30 @@ extension SQLBuilder {
         }
         let matchNew = match(child.filterNew), matchOld = match(child.filterOld), matchRow = match(child.filterRow)
         let recompute = "UPDATE \(p) SET \(d) = \(derivedValue(derived, forParent: "\(p).\(id)"))"
-        var triggers: [(name: String, sql: String)]
+        // A child inserted, deleted, or updated: the same events and conditions for every kind;
+        // a count moves by one, the others are computed anew.
+        let (onInsert, onDelete, updateWhen, onUpdate): (String, String, String, String)
         if derived.kind == .count {
-            triggers = [
-                trigger(
-                    0, "AFTER INSERT ON \(c)", when: "NEW.\(r) IS NOT NULL AND \(matchNew)",
-                    "UPDATE \(p) SET \(d) = \(d) + 1 WHERE \(p).\(id) = NEW.\(r);"),
-                trigger(
-                    1, "AFTER DELETE ON \(c)", when: "OLD.\(r) IS NOT NULL AND \(matchOld)",
-                    "UPDATE \(p) SET \(d) = \(d) - 1 WHERE \(p).\(id) = OLD.\(r);"),
-                trigger(
-                    2, "AFTER UPDATE ON \(c)", when: "NOT (OLD.\(r) IS NEW.\(r) AND \(matchOld) = \(matchNew))",
-                    "UPDATE \(p) SET \(d) = \(d) - 1 WHERE \(p).\(id) = OLD.\(r) AND \(matchOld); UPDATE \(p) SET \(d) = \(d) + 1 WHERE \(p).\(id) = NEW.\(r) AND \(matchNew);"
-                ),
-            ]
+            onInsert = "UPDATE \(p) SET \(d) = \(d) + 1 WHERE \(p).\(id) = NEW.\(r);"
+            onDelete = "UPDATE \(p) SET \(d) = \(d) - 1 WHERE \(p).\(id) = OLD.\(r);"
+            updateWhen = "NOT (OLD.\(r) IS NEW.\(r) AND \(matchOld) = \(matchNew))"
+            onUpdate = "\(onDelete.dropLast()) AND \(matchOld); \(onInsert.dropLast()) AND \(matchNew);"
         } else {
             // A rowid change reorders the parent's children in the reference index, and SQLite's
             // `sum`, `total`, `min` and `max` depend on the order in corner cases (reals summed;
             // an integer sum past Int64 after a non-integer; `1` and `1.0` tied): computed anew.
             var unchanged = "OLD.\(id) IS NEW.\(id) AND OLD.\(r) IS NEW.\(r) AND \(matchOld) = \(matchNew)"
             if let value = child.value { unchanged += " AND " + identical("OLD.\(quote(value))", "NEW.\(quote(value))") }
-            triggers = [
-                trigger(
-                    0, "AFTER INSERT ON \(c)", when: "NEW.\(r) IS NOT NULL AND \(matchNew)",
-                    "\(recompute) WHERE \(p).\(id) = NEW.\(r);"),
-                trigger(
-                    1, "AFTER DELETE ON \(c)", when: "OLD.\(r) IS NOT NULL AND \(matchOld)",
-                    "\(recompute) WHERE \(p).\(id) = OLD.\(r);"),
-                trigger(
-                    2, "AFTER UPDATE ON \(c)", when: "(\(matchOld) OR \(matchNew)) AND NOT (\(unchanged))",
-                    "\(recompute) WHERE \(p).\(id) IN (OLD.\(r), NEW.\(r));"),
-            ]
+            onInsert = "\(recompute) WHERE \(p).\(id) = NEW.\(r);"
+            onDelete = "\(recompute) WHERE \(p).\(id) = OLD.\(r);"
+            updateWhen = "(\(matchOld) OR \(matchNew)) AND NOT (\(unchanged))"
+            onUpdate = "\(recompute) WHERE \(p).\(id) IN (OLD.\(r), NEW.\(r));"
         }
+        var triggers = [
+            trigger(0, "AFTER INSERT ON \(c)", when: "NEW.\(r) IS NOT NULL AND \(matchNew)", onInsert),
+            trigger(1, "AFTER DELETE ON \(c)", when: "OLD.\(r) IS NOT NULL AND \(matchOld)", onDelete),
+            trigger(2, "AFTER UPDATE ON \(c)", when: updateWhen, onUpdate),
+        ]
         // The rows a REPLACE deletes: noted before, acted on after.
         let key = "'\(derived.parent).\(derived.column)'"
         let notes = derivedNotesTable

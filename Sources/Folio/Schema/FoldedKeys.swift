@@ -345,12 +345,20 @@ extension Database {
         var installed = false
         for trigger in triggers {
             let existing = try String.fetchOne(self, sql: SQLBuilder.objectSQL, arguments: ["trigger", trigger.name])
-            if existing == trigger.sql { continue }
+            if existing == trigger.sql { continue }  // what ``triggersAreCurrent(_:)`` checks
             if existing != nil { try execute(sql: SQLBuilder.dropTrigger(trigger.name)) }
             try execute(sql: trigger.sql)
             installed = true
         }
         return installed
+    }
+
+    /// Whether every trigger exists with exactly the given text (what ``installTriggers(_:)``
+    /// would leave as it is).
+    func triggersAreCurrent(_ triggers: [(name: String, sql: String)]) throws -> Bool {
+        try triggers.allSatisfy { trigger in
+            try String.fetchOne(self, sql: SQLBuilder.objectSQL, arguments: ["trigger", trigger.name]) == trigger.sql
+        }
     }
 
     /// Makes the triggers among `names` exactly `triggers`: each of them made as

@@ -57,13 +57,14 @@ struct Post: PersistentRecord, Equatable {
 /// What each derived attribute of ``Board`` must equal: SQLite's own aggregate over the
 /// posts, computed by a plain query (the oracle), compared as stored (`1` is not `1.0`).
 enum DerivedOracle {
-    static let expectations: [(column: String, query: String)] = [
-        ("postCount", "SELECT count(*) FROM post WHERE post.board = b.id"),
-        ("unreadCount", "SELECT count(*) FROM post WHERE post.board = b.id AND post.isRead = 0"),
-        ("totalSize", "SELECT coalesce(sum(post.size), 0) FROM post WHERE post.board = b.id"),
-        ("totalScore", "SELECT total(post.score) FROM post WHERE post.board = b.id AND post.size > 10"),
-        ("smallest", "SELECT min(post.size) FROM post WHERE post.board = b.id"),
-        ("newest", "SELECT max(post.published) FROM post WHERE post.board = b.id"),
+    /// Each derived column, whether its affinity is `INTEGER`, and the oracle's query.
+    static let expectations: [(column: String, integer: Bool, query: String)] = [
+        ("postCount", true, "SELECT count(*) FROM post WHERE post.board = b.id"),
+        ("unreadCount", true, "SELECT count(*) FROM post WHERE post.board = b.id AND post.isRead = 0"),
+        ("totalSize", true, "SELECT coalesce(sum(post.size), 0) FROM post WHERE post.board = b.id"),
+        ("totalScore", false, "SELECT total(post.score) FROM post WHERE post.board = b.id AND post.size > 10"),
+        ("smallest", true, "SELECT min(post.size) FROM post WHERE post.board = b.id"),
+        ("newest", false, "SELECT max(post.published) FROM post WHERE post.board = b.id"),
     ]
 
     /// The boards whose derived values differ from the oracle: "board 3 unreadCount 2 ≠ 1".
@@ -71,13 +72,13 @@ enum DerivedOracle {
     /// over text is a real), so there an integer equal to a real is the same value.
     static func mismatches(_ db: Database) throws -> [String] {
         var found: [String] = []
-        for (column, query) in expectations {
+        for (column, integer, query) in expectations {
             let rows = try Row.fetchAll(
                 db,
                 sql: """
                     SELECT b.id, quote(b.\(column)), quote((\(query))) FROM board AS b \
                     WHERE NOT ((b.\(column) COLLATE BINARY) IS (\(query)) AND (typeof(b.\(column)) = typeof((\(query))) \
-                    OR (\(column == "totalScore" || column == "newest" ? "0" : "1") AND typeof(b.\(column)) = 'integer' AND typeof((\(query))) = 'real')))
+                    OR (\(integer ? "1" : "0") AND typeof(b.\(column)) = 'integer' AND typeof((\(query))) = 'real')))
                     """)
             for row in rows {
                 let id: Int64 = row[0], stored: String = row[1], expected: String = row[2]
